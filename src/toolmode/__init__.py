@@ -1,0 +1,1 @@
+"""toolmode: one agent loop, three modes (react, code, hybrid), tool search, and measurements."""

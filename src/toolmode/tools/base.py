@@ -1,0 +1,274 @@
+"""A tool is a Python callable with a name, a description and a JSON schema for its arguments.
+
+`Tool.from_function` builds all three from a plain function: the docstring gives the description and
+the parameter descriptions (Google, NumPy or reST style, parsed by `docstring_parser`), the type hints
+give the JSON schema (built by pydantic, which knows Optional, Literal, Enum, TypedDict, dataclasses and
+models), and the return annotation is kept so `signature()` can show the model what comes back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+import json
+import operator
+import sys
+import types
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, get_args, get_origin, get_type_hints, is_typeddict
+
+import docstring_parser
+import pydantic
+import typing_extensions
+
+
+class ToolArgumentError(ValueError):
+    """The arguments given to a tool do not match its schema."""
+
+
+@dataclass
+class Tool:
+    """A callable the model can use.
+
+    `fn` receives keyword arguments. `parameters` is the JSON schema of those arguments (an object
+    schema). `returns` is the return type as text (`"dict"`, `"list[str]"`), or None if unknown.
+    `deferred` tools are hidden from the prompt and found through tool search.
+    """
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    fn: Callable[..., Any]
+    returns: str | None = None
+    return_schema: dict[str, Any] | None = None
+    deferred: bool = False
+    source: str = "python"
+    _validator: type[pydantic.BaseModel] | None = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def from_function(
+        cls,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        deferred: bool = False,
+    ) -> Tool:
+        """Build a tool from a plain (sync or async) function with type hints and a docstring."""
+        doc = docstring_parser.parse(inspect.getdoc(fn) or "")
+        param_docs = {p.arg_name: (p.description or "").strip() for p in doc.params}
+        hints = get_type_hints(fn, include_extras=True)
+        fields: dict[str, Any] = {}
+        for pname, param in inspect.signature(fn).parameters.items():
+            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+                continue
+            annotation = _typeddict_compat(hints.get(pname, Any))
+            default = ... if param.default is inspect.Parameter.empty else param.default
+            fields[pname] = (
+                annotation,
+                pydantic.Field(default=default, description=param_docs.get(pname) or None),
+            )
+        model = pydantic.create_model(f"{fn.__name__}_arguments", **fields)  # type: ignore[call-overload]
+        schema = _clean_schema(model.model_json_schema())
+        schema.setdefault("properties", {})
+        schema["type"] = "object"
+        text = description if description is not None else _description_from_doc(doc)
+        return_hint = hints.get("return", inspect.Signature.empty)
+        returns = None if return_hint is inspect.Signature.empty else _annotation_text(return_hint)
+        return_schema = None
+        if return_hint not in (inspect.Signature.empty, None, type(None), Any):
+            try:
+                return_schema = _clean_schema(pydantic.TypeAdapter(return_hint).json_schema())
+            except (pydantic.PydanticSchemaGenerationError, pydantic.PydanticUserError, TypeError):
+                return_schema = None
+        return cls(
+            name=name or fn.__name__,
+            description=text,
+            parameters=schema,
+            fn=fn,
+            returns=returns,
+            return_schema=return_schema,
+            deferred=deferred,
+            _validator=model,
+        )
+
+    def schema(self) -> dict[str, Any]:
+        """The OpenAI function-calling definition of this tool."""
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+        }
+
+    def summary(self) -> str:
+        """The first line of the description."""
+        return self.description.strip().split("\n", 1)[0].strip()
+
+    def signature(self) -> str:
+        """Python-like signature with return type, e.g. `fetch_url(url: str, timeout: float = 10) -> dict`."""
+        props = self.parameters.get("properties", {})
+        required = set(self.parameters.get("required", []))
+        parts = []
+        for pname, pschema in props.items():
+            text = f"{pname}: {schema_type_text(pschema, self.parameters.get('$defs', {}))}"
+            if pname not in required:
+                text += f" = {_default_text(pschema)}"
+            parts.append(text)
+        returns = self.returns or (schema_type_text(self.return_schema) if self.return_schema else "Any")
+        return f"{self.name}({', '.join(parts)}) -> {returns}"
+
+    def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """Check arguments against the schema; return the keyword arguments to call `fn` with.
+
+        Raises ToolArgumentError with a message the model can act on.
+        """
+        if not isinstance(arguments, Mapping):
+            raise ToolArgumentError(f"arguments for {self.name} must be a JSON object, got {type(arguments).__name__}")
+        if self._validator is None:
+            missing = [p for p in self.parameters.get("required", []) if p not in arguments]
+            if missing:
+                raise ToolArgumentError(f"{self.name}: missing required argument(s): {', '.join(missing)}")
+            return dict(arguments)
+        known = set(self.parameters.get("properties", {}))
+        unknown = [k for k in arguments if k not in known]
+        if unknown:
+            raise ToolArgumentError(
+                f"{self.name}: unknown argument(s) {', '.join(unknown)}; expected: {self.signature()}"
+            )
+        try:
+            validated = self._validator.model_validate(dict(arguments))
+        except pydantic.ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or '(arguments)'}: {err['msg']}" for err in exc.errors()
+            )
+            raise ToolArgumentError(f"{self.name}: {problems}; expected: {self.signature()}") from None
+        # Keep validated objects (dataclass instances, enums) rather than a dump back to dicts.
+        return {k: getattr(validated, k) for k in type(validated).model_fields}
+
+    def __call__(self, **arguments: Any) -> Any:
+        """Validate the arguments and call the function; awaitables are run to completion."""
+        result = self.fn(**self.validate(arguments))
+        if inspect.isawaitable(result):
+            result = asyncio.run(_await(result))
+        return result
+
+
+async def _await(awaitable: Any) -> Any:
+    return await awaitable
+
+
+def tool(
+    fn: Callable[..., Any] | None = None, *, name: str | None = None, deferred: bool = False
+) -> Any:
+    """Decorator: turn a function into a `Tool`. Use as `@tool` or `@tool(name=..., deferred=True)`."""
+
+    def wrap(f: Callable[..., Any]) -> Tool:
+        return Tool.from_function(f, name=name, deferred=deferred)
+
+    return wrap(fn) if fn is not None else wrap
+
+
+def as_tool(obj: Tool | Callable[..., Any]) -> Tool:
+    """Accept a Tool or a plain function and return a Tool."""
+    return obj if isinstance(obj, Tool) else Tool.from_function(obj)
+
+
+def result_text(value: Any) -> str:
+    """Render a tool's return value as text for the model: strings as they are, the rest as JSON."""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _typeddict_compat(annotation: Any) -> Any:
+    """Swap `typing.TypedDict` classes for `typing_extensions` ones: pydantic needs that on Python 3.11."""
+    if sys.version_info >= (3, 12):
+        return annotation
+    if is_typeddict(annotation) and not isinstance(annotation, typing_extensions._TypedDictMeta):  # type: ignore[attr-defined]
+        hints = get_type_hints(annotation, include_extras=True)
+        fields = {k: _typeddict_compat(v) for k, v in hints.items()}
+        required = getattr(annotation, "__required_keys__", frozenset(fields))
+        fields = {k: v if k in required else typing_extensions.NotRequired[v] for k, v in fields.items()}
+        new = typing_extensions.TypedDict(annotation.__name__, fields)  # type: ignore[operator]
+        new.__doc__ = annotation.__doc__
+        return new
+    args = get_args(annotation)
+    if not args:
+        return annotation
+    new_args = tuple(_typeddict_compat(a) for a in args)
+    if new_args == args:
+        return annotation
+    origin = get_origin(annotation)
+    if origin is typing.Union or origin is types.UnionType:
+        return functools.reduce(operator.or_, new_args) if origin is types.UnionType else typing.Union[new_args]
+    try:
+        return annotation.copy_with(new_args)  # typing generics such as List[X], Annotated
+    except AttributeError:
+        return origin[new_args]
+
+
+def _description_from_doc(doc: docstring_parser.Docstring) -> str:
+    parts = [doc.short_description or "", doc.long_description or ""]
+    text = "\n\n".join(p.strip() for p in parts if p and p.strip())
+    if doc.returns and doc.returns.description:
+        text += f"\n\nReturns: {doc.returns.description.strip()}"
+    return text
+
+
+def _annotation_text(annotation: Any) -> str:
+    if annotation is None or annotation is type(None):
+        return "None"
+    text = inspect.formatannotation(annotation)
+    return text.replace("typing.", "")
+
+
+_JSON_TO_PY = {"string": "str", "integer": "int", "number": "float", "boolean": "bool", "null": "None"}
+
+
+def schema_type_text(schema: Mapping[str, Any] | None, defs: Mapping[str, Any] | None = None) -> str:
+    """Render a JSON schema as a short Python type, e.g. `list[str]`, `dict`, `Literal['a', 'b']`."""
+    if not schema:
+        return "Any"
+    if "$ref" in schema:
+        return str(schema["$ref"]).rsplit("/", 1)[-1]
+    if "enum" in schema:
+        return "Literal[" + ", ".join(repr(v) for v in schema["enum"]) + "]"
+    if "const" in schema:
+        return f"Literal[{schema['const']!r}]"
+    for key in ("anyOf", "oneOf"):
+        if key in schema:
+            return " | ".join(schema_type_text(s, defs) for s in schema[key])
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        return " | ".join(schema_type_text({**schema, "type": k}, defs) for k in kind)
+    if kind == "array":
+        return f"list[{schema_type_text(schema.get('items'), defs)}]" if schema.get("items") else "list"
+    if kind == "object":
+        extra = schema.get("additionalProperties")
+        if isinstance(extra, dict) and extra and not schema.get("properties"):
+            return f"dict[str, {schema_type_text(extra, defs)}]"
+        return "dict"
+    return _JSON_TO_PY.get(str(kind), "Any")
+
+
+def _default_text(schema: Mapping[str, Any]) -> str:
+    return repr(schema["default"]) if "default" in schema else "None"
+
+
+def _clean_schema(schema: Any, *, in_properties: bool = False) -> Any:
+    """Drop pydantic's auto-generated `title` keys (tokens the model pays for on every request)."""
+    if isinstance(schema, dict):
+        out = {}
+        for key, value in schema.items():
+            if key == "title" and not in_properties and isinstance(value, str):
+                continue
+            out[key] = _clean_schema(value, in_properties=key in ("properties", "$defs"))
+        return out
+    if isinstance(schema, list):
+        return [_clean_schema(v) for v in schema]
+    return schema
