@@ -1,0 +1,55 @@
+"""Command line for the scripted model server (also wired as `toolmode scripted-server`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+from pathlib import Path
+
+from toolmode.testing.script import ScriptError
+from toolmode.testing.server import ScriptedModelServer
+
+
+def build_parser(prog: str = "python -m toolmode.testing") -> argparse.ArgumentParser:
+    """The argument parser of the scripted server command."""
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="Serve an OpenAI-compatible chat completions endpoint on 127.0.0.1 that replays a script.",
+    )
+    parser.add_argument(
+        "--script", required=True, type=Path, help="JSON file holding the list of script items"
+    )
+    parser.add_argument("--port", type=int, default=0, help="port to listen on (default: a free one)")
+    parser.add_argument("--usage-style", choices=("deepseek", "openai"), default="deepseek")
+    parser.add_argument(
+        "--cache-block", type=int, default=0, help="round cached tokens down to this multiple"
+    )
+    parser.add_argument("--model", default="scripted-model", help="model id reported by /v1/models")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the server until interrupted; print the base URL first. Returns the exit code."""
+    args = build_parser().parse_args(argv)
+    try:
+        items = json.loads(args.script.read_text(encoding="utf-8"))
+        if not isinstance(items, list):
+            raise ScriptError("the script file must hold a JSON list of items")
+        server = ScriptedModelServer(
+            items, args.usage_style, cache_block=args.cache_block, model=args.model, port=args.port
+        )
+        base_url = server.start()
+    except (OSError, ValueError) as exc:  # ScriptError and JSONDecodeError are ValueErrors
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(base_url, flush=True)
+    print(f"serving {len(items)} scripted replies; Ctrl-C to stop", file=sys.stderr, flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+    return 0

@@ -1,0 +1,346 @@
+"""A real OpenAI-compatible HTTP server on 127.0.0.1 that answers from a script.
+
+Runs `http.server.ThreadingHTTPServer` in a daemon thread, speaking HTTP/1.1 with exact
+Content-Length (or chunked SSE) so a client's keep-alive connection pool works as against a real API.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import logging
+import socket
+import threading
+import time
+from collections.abc import Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from toolmode.testing import wire
+from toolmode.testing.script import FaultSpec, ReplySpec, Script, ScriptError, ScriptFn
+from toolmode.testing.usage import Encode, UsageMeter, UsageStyle
+
+log = logging.getLogger("toolmode.testing")
+
+_SLOW_DEFAULT = ReplySpec(content="(slow scripted reply)")
+_CUT_DEFAULT = ReplySpec(content="This reply is cut short by the scripted server before it ends.")
+
+
+class ScriptedModelServer:
+    """An OpenAI-compatible chat completions endpoint that replays a script, one item per request.
+
+    `script` is a list of items (see `toolmode.testing.script`) or a callable `(request, index) -> item`.
+    `usage_style` picks the usage shape ("deepseek" adds `prompt_cache_hit/miss_tokens`); `cache_block`
+    rounds cached tokens down to a multiple of it (0 = exact). `port=0` picks a free port.
+    """
+
+    def __init__(
+        self,
+        script: Sequence[Any] | ScriptFn,
+        usage_style: UsageStyle = "deepseek",
+        *,
+        cache_block: int = 0,
+        model: str = "scripted-model",
+        port: int = 0,
+        encode: Encode | None = None,
+    ) -> None:
+        self.model = model
+        self.port = port
+        self._script = Script(script)
+        self._meter = UsageMeter(usage_style, cache_block=cache_block, encode=encode)
+        self._lock = threading.Lock()
+        self._requests: list[dict[str, Any]] = []
+        self._server_seconds = 0.0
+        self._delay_seconds = 0.0
+        self._call_ids = 0
+        self._stopping = threading.Event()
+        self._httpd: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # lifecycle
+
+    def start(self) -> str:
+        """Start serving (idempotent) and return the base URL, `http://127.0.0.1:PORT/v1`."""
+        if self._httpd is None:
+            self._meter.warm()
+            self._stopping.clear()
+            self._httpd = _HTTPServer(("127.0.0.1", self.port), self)
+            self.port = self._httpd.server_address[1]
+            self._thread = threading.Thread(
+                target=self._httpd.serve_forever,
+                kwargs={"poll_interval": 0.05},
+                name=f"scripted-model-server:{self.port}",
+                daemon=True,
+            )
+            self._thread.start()
+        return self.base_url
+
+    def stop(self) -> None:
+        """Stop serving and close every open connection (idempotent)."""
+        httpd, self._httpd = self._httpd, None
+        if httpd is None:
+            return
+        self._stopping.set()
+        httpd.shutdown()
+        httpd.close_connections()
+        httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> ScriptedModelServer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # observations
+
+    @property
+    def base_url(self) -> str:
+        """`http://127.0.0.1:PORT/v1`; the server must be started."""
+        if self._httpd is None:
+            raise RuntimeError(
+                "ScriptedModelServer is not running; call start() or use it as a context manager"
+            )
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        """Parsed JSON bodies of every chat completion request, in arrival order (faults included)."""
+        with self._lock:
+            return list(self._requests)
+
+    @property
+    def server_seconds(self) -> float:
+        """Seconds spent handling chat requests, tokenising included, deliberate 'slow' delays excluded."""
+        with self._lock:
+            return self._server_seconds
+
+    @property
+    def delay_seconds(self) -> float:
+        """Seconds slept on purpose by 'slow' faults."""
+        with self._lock:
+            return self._delay_seconds
+
+    @property
+    def replies_used(self) -> int:
+        """How many script items have been consumed."""
+        return self._script.taken
+
+    # request handling (called from handler threads)
+
+    def _chat(self, handler: _Handler, raw: bytes) -> None:
+        start, slept = time.perf_counter(), 0.0
+        try:
+            try:
+                body = json.loads(raw)
+            except (UnicodeDecodeError, json.JSONDecodeError):
+                body = None
+            if not isinstance(body, dict):
+                handler.send_json(
+                    400, wire.error_body(400, "scripted server: request body is not a JSON object")
+                )
+                return
+            with self._lock:
+                self._requests.append(body)
+                number = len(self._requests)
+            try:
+                spec = self._script.take(body)
+            except ScriptError as exc:
+                log.warning("scripted server: %s", exc)
+                handler.send_json(400, wire.error_body(400, f"scripted server: {exc}", code="script_error"))
+                return
+            if isinstance(spec, ReplySpec):
+                self._answer(handler, body, spec, number)
+            elif spec.kind == "slow":
+                began = time.perf_counter()
+                self._stopping.wait(spec.delay)
+                slept = time.perf_counter() - began
+                self._answer(handler, body, spec.then or _SLOW_DEFAULT, number)
+            elif spec.kind == "cut_stream":
+                self._answer(handler, body, spec.then or _CUT_DEFAULT, number, cut=True)
+            else:
+                self._fault(handler, spec)
+        finally:
+            with self._lock:
+                self._server_seconds += time.perf_counter() - start - slept
+                self._delay_seconds += slept
+
+    def _answer(
+        self, handler: _Handler, body: dict[str, Any], spec: ReplySpec, number: int, *, cut: bool = False
+    ) -> None:
+        spec = self._with_call_ids(spec)
+        usage = self._meter.usage(body, spec)
+        meta = {
+            "id": f"chatcmpl-scripted-{number}",
+            "model": body.get("model") or self.model,
+            "created": int(time.time()),
+        }
+        if body.get("stream") is True:
+            options = body.get("stream_options") or {}
+            include_usage = isinstance(options, dict) and bool(options.get("include_usage"))
+            chunks = wire.stream_chunks(spec, usage=usage if include_usage else None, **meta)
+            handler.send_sse(chunks, cut=cut)
+        else:
+            handler.send_json(200, wire.completion(spec, usage=usage, **meta), cut=cut)
+
+    def _with_call_ids(self, spec: ReplySpec) -> ReplySpec:
+        if all(c.id for c in spec.tool_calls):
+            return spec
+        with self._lock:
+            filled = []
+            for c in spec.tool_calls:
+                if not c.id:
+                    self._call_ids += 1
+                    c = dataclasses.replace(c, id=f"call_{self._call_ids}")
+                filled.append(c)
+        return dataclasses.replace(spec, tool_calls=tuple(filled))
+
+    def _fault(self, handler: _Handler, spec: FaultSpec) -> None:
+        if spec.kind == "429":
+            message = spec.message or "Rate limit reached (scripted fault). Please retry after a moment."
+            retry = f"{spec.retry_after:g}"
+            handler.send_json(429, wire.error_body(429, message), headers={"Retry-After": retry})
+        elif spec.kind == "500":
+            message = (
+                spec.message or "The server had an error while processing your request (scripted fault)."
+            )
+            handler.send_json(500, wire.error_body(500, message))
+        elif spec.kind == "bad_body":
+            handler.send_bytes(200, spec.body.encode(), "application/json")
+        else:  # "status"
+            message = spec.message or f"scripted fault: HTTP {spec.status}"
+            handler.send_json(spec.status, wire.error_body(spec.status, message, spec.type, spec.code))
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], owner: ScriptedModelServer) -> None:
+        self.owner = owner
+        self._connections: set[socket.socket] = set()
+        self._connections_lock = threading.Lock()
+        super().__init__(address, _Handler)
+
+    def track(self, conn: socket.socket, *, alive: bool) -> None:
+        with self._connections_lock:
+            if alive:
+                self._connections.add(conn)
+            else:
+                self._connections.discard(conn)
+
+    def close_connections(self) -> None:
+        """Shut down kept-alive connections, or their handler threads would keep answering after stop()."""
+        with self._connections_lock:
+            conns = list(self._connections)
+        for conn in conns:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "toolmode-scripted/0.1"
+    disable_nagle_algorithm = True  # headers and body go out as separate writes; don't wait for ACKs
+    server: _HTTPServer
+
+    def setup(self) -> None:
+        super().setup()
+        self.server.track(self.connection, alive=True)
+
+    def finish(self) -> None:
+        self.server.track(self.connection, alive=False)
+        with contextlib.suppress(OSError):
+            super().finish()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        log.debug("%s %s", self.address_string(), format % args)
+
+    def do_GET(self) -> None:
+        self._read_body()
+        if self._path() in ("/v1/models", "/models"):
+            model = self.server.owner.model
+            data = [{"id": model, "object": "model", "created": 0, "owned_by": "toolmode"}]
+            self.send_json(200, {"object": "list", "data": data})
+        else:
+            self._not_found()
+
+    def do_POST(self) -> None:
+        raw = self._read_body()
+        if self._path() in ("/v1/chat/completions", "/chat/completions"):
+            try:
+                self.server.owner._chat(self, raw)
+            except (BrokenPipeError, ConnectionResetError):
+                self.close_connection = True  # the client gave up (e.g. timed out during a 'slow' fault)
+        else:
+            self._not_found()
+
+    def _path(self) -> str:
+        return self.path.split("?", 1)[0].rstrip("/")
+
+    def _not_found(self) -> None:
+        message = f"scripted server: no route for {self.command} {self.path}"
+        self.send_json(404, wire.error_body(404, message, code="unknown_url"))
+
+    def _read_body(self) -> bytes:
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            parts = []
+            while size := int(self.rfile.readline().split(b";")[0].strip() or b"0", 16):
+                parts.append(self.rfile.read(size))
+                self.rfile.readline()
+            while self.rfile.readline() not in (b"\r\n", b"\n", b""):  # trailers
+                pass
+            return b"".join(parts)
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length > 0 else b""
+
+    def send_json(
+        self, status: int, obj: Any, *, headers: dict[str, str] | None = None, cut: bool = False
+    ) -> None:
+        """Send `obj` as JSON; with `cut`, promise the full length but close after half the body."""
+        body = json.dumps(obj, ensure_ascii=False).encode()
+        self.send_bytes(status, body, "application/json", headers=headers, cut=cut)
+
+    def send_bytes(
+        self,
+        status: int,
+        body: bytes,
+        content_type: str,
+        *,
+        headers: dict[str, str] | None = None,
+        cut: bool = False,
+    ) -> None:
+        """Send a complete response with an exact Content-Length (or half of it, then close, with `cut`)."""
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body[: len(body) // 2] if cut else body)
+        if cut:
+            self.close_connection = True
+
+    def send_sse(self, chunks: list[dict[str, Any]], *, cut: bool = False) -> None:
+        """Stream `chunks` as server-sent events over chunked transfer encoding, ending with `[DONE]`.
+
+        With `cut`, send the first half of the events and drop the connection mid-stream.
+        """
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        events = [f"data: {json.dumps(c, ensure_ascii=False)}\n\n".encode() for c in chunks]
+        if cut:
+            events = events[: max(1, len(events) // 2)]
+        else:
+            events.append(b"data: [DONE]\n\n")
+        for event in events:
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
+        if cut:
+            self.close_connection = True
+        else:
+            self.wfile.write(b"0\r\n\r\n")
