@@ -1,1 +1,55 @@
-"""toolmode: one agent loop, three modes (react, code, hybrid), tool search, and measurements."""
+"""toolmode: one agent loop, three modes (react, code, hybrid), tool search, and measurements.
+
+```python
+from toolmode import Agent, tool
+
+@tool
+def read_file(path: str) -> str:
+    \"\"\"Read a UTF-8 text file and return its content.\"\"\"
+    return open(path, encoding="utf-8").read()
+
+result = Agent(tools=[read_file], mode="react").run("How many lines does log1.txt have?")
+```
+"""
+
+from toolmode.agent import Agent
+from toolmode.loop import run_agent
+from toolmode.models import ModelClient, ModelError
+from toolmode.result import CallRecord, RunResult, StepRecord
+from toolmode.tools.base import Tool, tool
+from toolmode.usage import Usage
+
+__version__ = "0.1.0"
+
+
+def builtin_tools(*args, **kwargs):  # type: ignore[no-untyped-def]
+    """The builtin tools (list_dir, read_file, write_file, run_shell, fetch_url, current_time, calculator).
+
+    See `toolmode.tools.builtin.builtin_tools` for the arguments (workspace, allow_private_network, ...).
+    """
+    from toolmode.tools.builtin import builtin_tools as make
+
+    return make(*args, **kwargs)
+
+
+def mcp_tools(*args, **kwargs):  # type: ignore[no-untyped-def]
+    """Tools of an MCP server (command line, URL or config entry); see `toolmode.mcp.mcp_tools`."""
+    from toolmode.mcp import mcp_tools as make
+
+    return make(*args, **kwargs)
+
+
+__all__ = [
+    "Agent",
+    "CallRecord",
+    "ModelClient",
+    "ModelError",
+    "RunResult",
+    "StepRecord",
+    "Tool",
+    "Usage",
+    "builtin_tools",
+    "mcp_tools",
+    "run_agent",
+    "tool",
+]

@@ -205,7 +205,7 @@ def _typeddict_compat(annotation: Any) -> Any:
         return annotation
     origin = get_origin(annotation)
     if origin is typing.Union or origin is types.UnionType:
-        return functools.reduce(operator.or_, new_args) if origin is types.UnionType else typing.Union[new_args]
+        return functools.reduce(operator.or_, new_args)
     try:
         return annotation.copy_with(new_args)  # typing generics such as List[X], Annotated
     except AttributeError:

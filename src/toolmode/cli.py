@@ -1,0 +1,190 @@
+"""The `toolmode` command: thin argument parsing over the library."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from toolmode.loop import DEFAULT_MAX_RESULT_CHARS, DEFAULT_MAX_STEPS
+
+
+def _names(value: str | None) -> list[str] | None:
+    return [n.strip() for n in value.split(",") if n.strip()] if value else None
+
+
+def _add_tool_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--workspace", default=".", help="directory the file and shell tools are confined to (default: .)")
+    p.add_argument("--allow-private-network", action="store_true",
+                   help="let fetch_url reach loopback/private addresses (off by default)")
+    p.add_argument("--mcp", action="append", default=[], metavar="CMD_OR_URL",
+                   help="add an MCP server's tools (command line or URL); repeatable")
+    p.add_argument("--mcp-config", metavar="FILE", help="mcp.json with {'mcpServers': {...}}")
+    p.add_argument("--no-builtin", action="store_true", help="do not offer the builtin tools")
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="toolmode", description="Run an agent in react, code or hybrid mode.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="run one task")
+    run.add_argument("task")
+    run.add_argument("--mode", choices=["react", "code", "hybrid"], default="code")
+    run.add_argument("--search", choices=["load", "proxy"], help="react mode: how hidden tools are found")
+    run.add_argument("--visible", help="comma-separated tools shown in the prompt; the rest are hidden (searchable)")
+    run.add_argument("--direct", help="hybrid mode: comma-separated tools sent directly beside run_code")
+    run.add_argument("--preset", help="deepseek (default), openai, openrouter, ollama, vllm, llamacpp")
+    run.add_argument("--model")
+    run.add_argument("--base-url")
+    run.add_argument("--api-key-env", help="name of the environment variable holding the API key")
+    run.add_argument("--max-steps", type=int, default=DEFAULT_MAX_STEPS)
+    run.add_argument("--max-result-chars", type=int, default=DEFAULT_MAX_RESULT_CHARS)
+    run.add_argument("--stream", action="store_true", help="stream replies (SSE)")
+    run.add_argument("--sandbox", choices=["auto", "landlock", "bwrap", "none"], default="auto",
+                     help="code sandbox; 'none' runs model code unconfined (unsafe)")
+    run.add_argument("--persistent", action="store_true", help="code mode: keep variables between run_code calls")
+    run.add_argument("--no-recover", action="store_true", help="do not recover tool calls written as text")
+    run.add_argument("--runs-dir", default="runs", help="where JSONL traces go (default: ./runs)")
+    run.add_argument("--no-trace", action="store_true", help="write no trace file")
+    out = run.add_mutually_exclusive_group()
+    out.add_argument("--quiet", action="store_true", help="print only the answer")
+    out.add_argument("--json", action="store_true", help="print the result as JSON")
+    _add_tool_args(run)
+
+    tools = sub.add_parser("tools", help="list tools, or rank them for a query: toolmode tools search QUERY")
+    tools.add_argument("action", nargs="?", choices=["list", "search"], default="list")
+    tools.add_argument("query", nargs="?")
+    tools.add_argument("-k", type=int, default=10)
+    _add_tool_args(tools)
+
+    for name, help_text in (
+        ("bench", "compare modes over N runs on a task suite"),
+        ("demo", "scripted demo: no API key, no network"),
+        ("scripted-server", "serve scripted replies on an OpenAI-compatible endpoint"),
+    ):
+        sub.add_parser(name, help=help_text, add_help=False)
+    return parser
+
+
+def _load_tools(args: argparse.Namespace) -> list[Any]:
+    tools: list[Any] = []
+    if not args.no_builtin:
+        from toolmode.tools.builtin import builtin_tools
+
+        tools += builtin_tools(args.workspace, allow_private_network=args.allow_private_network)
+    if args.mcp or args.mcp_config:
+        from toolmode.mcp import mcp_tools, mcp_tools_from_config
+
+        for spec in args.mcp:
+            tools += mcp_tools(spec)
+        if args.mcp_config:
+            tools += mcp_tools_from_config(args.mcp_config)
+    return tools
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from toolmode.agent import Agent
+
+    agent = Agent(
+        tools=_load_tools(args),
+        mode=args.mode,
+        search=args.search,
+        visible=_names(args.visible),
+        direct=_names(args.direct),
+        model=args.model,
+        base_url=args.base_url,
+        api_key_env=args.api_key_env,
+        preset=args.preset,
+        workspace=args.workspace,
+        max_steps=args.max_steps,
+        max_result_chars=args.max_result_chars,
+        console=not args.json,
+        quiet=args.quiet,
+        runs_dir=None if args.no_trace else args.runs_dir,
+        stream=args.stream,
+        sandbox=args.sandbox,
+        persistent=args.persistent,
+        recover_text_calls=not args.no_recover,
+    )
+    with agent:
+        result = agent.run(args.task)
+    if args.json:
+        print(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
+    return 0 if result.ok else 1
+
+
+def _cmd_tools(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    tools = _load_tools(args)
+    console = Console(highlight=False)
+    if args.action == "search":
+        if not args.query:
+            print("toolmode tools search: give a query, e.g. toolmode tools search \"download web page\"")
+            return 2
+        from toolmode.tools.search import ToolIndex
+
+        table = Table("rank", "score", "tool", "summary", title=f"search: {args.query}")
+        for i, (t, score) in enumerate(ToolIndex(tools).ranked(args.query, k=args.k), 1):
+            table.add_row(str(i), f"{score:.3f}", t.name, t.summary())
+        console.print(table)
+        return 0
+    table = Table("tool", "signature", "source", title=f"{len(tools)} tools")
+    for t in tools:
+        table.add_row(t.name + (" (deferred)" if t.deferred else ""), t.signature(), t.source)
+    console.print(table)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `toolmode` command. Returns the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in ("bench", "demo", "scripted-server"):
+        return _delegate(argv[0], argv[1:])
+    args = _build_parser().parse_args(argv)
+    from toolmode.models.client import ModelError
+
+    try:
+        return {"run": _cmd_run, "tools": _cmd_tools}[args.command](args)
+    except ModelError as exc:
+        print(f"toolmode: {exc}", file=sys.stderr)
+        return 2
+    except (ValueError, OSError) as exc:
+        print(f"toolmode: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+    except _sandbox_unavailable() as exc:
+        print(f"toolmode: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("toolmode: interrupted; the trace keeps every finished step", file=sys.stderr)
+        return 130
+
+
+def _sandbox_unavailable() -> type[Exception]:
+    try:
+        from toolmode.sandbox import SandboxUnavailable
+    except ImportError:  # pragma: no cover - the sandbox package is part of toolmode
+        return RuntimeError
+    return SandboxUnavailable
+
+
+def _delegate(command: str, argv: list[str]) -> int:
+    if command == "bench":
+        from toolmode.bench.cli import bench_main
+
+        return bench_main(argv)
+    if command == "demo":
+        from toolmode.bench.demo import demo_main
+
+        return demo_main(argv)
+    from toolmode.testing import main as server_main
+
+    return server_main(argv)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
+

@@ -1,0 +1,260 @@
+"""Chat-completions client for any OpenAI-compatible endpoint, on the official `openai` SDK.
+
+The SDK does the HTTP; this module adds what agents need on top: retries with backoff under an overall
+deadline (honouring Retry-After), one-line errors quoting the server, usage normalised across providers,
+`reasoning_content` kept, and recovery of tool calls that small models write as text.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import openai
+
+from toolmode.models.presets import Preset, preset_for
+from toolmode.models.reply import Reply, ToolCall
+from toolmode.models.text_calls import recover_code_call, recover_json_calls
+from toolmode.usage import Usage
+
+RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504, 529}
+
+
+class ModelError(RuntimeError):
+    """A model request failed for good; the message is one line, fit to show a user."""
+
+
+class MissingApiKey(ModelError):
+    """The endpoint needs an API key and none was found."""
+
+
+class _Retryable(Exception):
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+RetryCallback = Callable[[int, float, str], None]
+
+
+class ModelClient:
+    """Talks to one model on one OpenAI-compatible endpoint.
+
+    `model.chat(messages, tools) -> Reply`. Retries 429 / 5xx / timeouts / broken replies with exponential
+    backoff (or the server's Retry-After) until `deadline` seconds have passed since the request began.
+    """
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        api_key_env: str | None = None,
+        preset: str | None = None,
+        request_timeout: float = 120.0,
+        deadline: float = 300.0,
+        stream: bool = False,
+        recover_text_calls: bool = True,
+        recover_code_blocks: bool | None = None,
+        params: dict[str, Any] | None = None,
+        on_retry: RetryCallback | None = None,
+    ) -> None:
+        self.preset: Preset = preset_for(preset, base_url)
+        self.base_url = base_url or self.preset.base_url
+        self.model = model or self.preset.model
+        self.stream = stream
+        self.deadline = deadline
+        self.recover_text_calls = recover_text_calls
+        self.recover_code_blocks = self.preset.local if recover_code_blocks is None else recover_code_blocks
+        self.params = dict(params or {})
+        self.on_retry = on_retry
+        key = api_key or self._key_from_env(api_key_env)
+        self._client = openai.OpenAI(
+            base_url=self.base_url, api_key=key, timeout=request_timeout, max_retries=0
+        )
+
+    def _key_from_env(self, api_key_env: str | None) -> str:
+        env_name = api_key_env or self.preset.api_key_env
+        if env_name is None:
+            return "not-needed"  # the SDK insists on a value; local servers ignore it
+        value = os.environ.get(env_name, "").strip()
+        if not value:
+            raise MissingApiKey(
+                f"no API key: set {env_name} (e.g. `export {env_name}=sk-...`) for {self.base_url}, "
+                "or pass --api-key-env NAME / api_key=..., or point --base-url at a local server"
+            )
+        return value
+
+    def close(self) -> None:
+        """Close the HTTP connection pool."""
+        self._client.close()
+
+    def chat(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] = ()) -> Reply:
+        """Send one chat-completions request (retrying transient failures) and return the reply."""
+        body: dict[str, Any] = {"model": self.model, "messages": list(messages), **self.params}
+        if tools:
+            body["tools"] = list(tools)
+        started = time.monotonic()
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                reply = self._stream(body) if self.stream else self._once(body)
+                break
+            except _Retryable as exc:
+                elapsed = time.monotonic() - started
+                wait = exc.retry_after if exc.retry_after is not None else min(0.5 * 2 ** (attempt - 1), 20.0)
+                wait *= 1.0 if exc.retry_after is not None else random.uniform(0.8, 1.2)
+                if elapsed + wait >= self.deadline:
+                    raise ModelError(
+                        f"gave up after {attempt} attempt(s) in {elapsed:.1f} s "
+                        f"(deadline {self.deadline:.0f} s): {exc}"
+                    ) from None
+                if self.on_retry:
+                    self.on_retry(attempt, wait, str(exc))
+                time.sleep(wait)
+        reply.model_seconds = time.monotonic() - started
+        reply.attempts = attempt
+        self._recover(reply, tools)
+        return reply
+
+    def _once(self, body: dict[str, Any]) -> Reply:
+        with _translate_errors(self):
+            raw = self._client.chat.completions.with_raw_response.create(**body)
+            text = raw.http_response.text
+        try:
+            data = json.loads(text)
+            choice = data["choices"][0]
+            message = choice["message"]
+        except (json.JSONDecodeError, KeyError, IndexError, TypeError):
+            raise _Retryable(f"malformed reply from the server: {text[:200]!r}") from None
+        calls = [
+            ToolCall(
+                id=c.get("id") or f"call_{i}",
+                name=(c.get("function") or {}).get("name", ""),
+                arguments=(c.get("function") or {}).get("arguments") or "{}",
+            )
+            for i, c in enumerate(message.get("tool_calls") or [])
+        ]
+        return Reply(
+            content=message.get("content"),
+            tool_calls=calls,
+            reasoning=message.get("reasoning_content") or message.get("reasoning"),
+            usage=Usage.from_api(data.get("usage")),
+            finish_reason=choice.get("finish_reason"),
+            reported_cost=(data.get("usage") or {}).get("cost"),
+        )
+
+    def _stream(self, body: dict[str, Any]) -> Reply:
+        content: list[str] = []
+        reasoning: list[str] = []
+        calls: dict[int, dict[str, Any]] = {}
+        usage_data: dict[str, Any] | None = None
+        finish: str | None = None
+        with _translate_errors(self):
+            stream = self._client.chat.completions.create(
+                **body, stream=True, stream_options={"include_usage": True}
+            )
+            for chunk in stream:
+                data = chunk.model_dump()
+                if data.get("usage"):
+                    usage_data = data["usage"]
+                for choice in data.get("choices") or []:
+                    delta = choice.get("delta") or {}
+                    if delta.get("content"):
+                        content.append(delta["content"])
+                    if delta.get("reasoning_content"):
+                        reasoning.append(delta["reasoning_content"])
+                    for tc in delta.get("tool_calls") or []:
+                        slot = calls.setdefault(tc.get("index", 0), {"id": None, "name": "", "arguments": ""})
+                        slot["id"] = tc.get("id") or slot["id"]
+                        fn = tc.get("function") or {}
+                        slot["name"] += fn.get("name") or ""
+                        slot["arguments"] += fn.get("arguments") or ""
+                    finish = choice.get("finish_reason") or finish
+        if finish is None:
+            raise _Retryable("the stream ended before the reply was complete")
+        return Reply(
+            content="".join(content) or None,
+            tool_calls=[
+                ToolCall(id=s["id"] or f"call_{i}", name=s["name"], arguments=s["arguments"] or "{}")
+                for i, s in sorted(calls.items())
+            ],
+            reasoning="".join(reasoning) or None,
+            usage=Usage.from_api(usage_data),
+            finish_reason=finish,
+            reported_cost=(usage_data or {}).get("cost"),
+        )
+
+    def _recover(self, reply: Reply, tools: Sequence[dict[str, Any]]) -> None:
+        if reply.tool_calls or not reply.content or not tools:
+            return
+        names = {t["function"]["name"] for t in tools if "function" in t}
+        if self.recover_text_calls:
+            calls = recover_json_calls(reply.content, names)
+            if calls:
+                reply.tool_calls, reply.recovered = calls, "json"
+                return
+        if self.recover_code_blocks and "run_code" in names:
+            calls = recover_code_call(reply.content)
+            if calls:
+                reply.tool_calls, reply.recovered = calls, "code"
+
+
+class _translate_errors:
+    """Map SDK exceptions to a retry or a one-line ModelError quoting the server's message."""
+
+    def __init__(self, client: ModelClient) -> None:
+        self.client = client
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> bool:
+        if exc is None:
+            return False
+        where = f"{self.client.base_url} (model {self.client.model})"
+        if isinstance(exc, openai.APIStatusError):
+            message = _server_message(exc)
+            if exc.status_code in RETRYABLE_STATUS:
+                raise _Retryable(f"HTTP {exc.status_code}: {message}", _retry_after(exc)) from None
+            hint = {401: " (check the API key)", 402: " (top up the account balance)"}.get(exc.status_code, "")
+            raise ModelError(f"model API error {exc.status_code} from {where}: {message}{hint}") from None
+        if isinstance(exc, openai.APITimeoutError):
+            raise _Retryable("request timed out") from None
+        if isinstance(exc, openai.APIConnectionError):
+            cause = exc.__cause__ or exc
+            raise _Retryable(f"connection failed: {type(cause).__name__}: {cause}") from None
+        if isinstance(exc, openai.APIError):
+            raise _Retryable(f"{type(exc).__name__}: {exc}") from None
+        return False
+
+
+def _server_message(exc: openai.APIStatusError) -> str:
+    body = exc.body
+    if isinstance(body, dict):
+        err = body.get("error", body)
+        if isinstance(err, dict) and err.get("message"):
+            return str(err["message"])
+        if isinstance(err, str):
+            return err
+    try:
+        text = exc.response.text
+    except Exception:  # a streamed error body may already be consumed
+        text = ""
+    return (text or str(exc)).strip().replace("\n", " ")[:300]
+
+
+def _retry_after(exc: openai.APIStatusError) -> float | None:
+    value = exc.response.headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, min(float(value), 60.0))
+    except ValueError:
+        return None

@@ -1,0 +1,81 @@
+"""The seam between the loop and a mode: which tools are sent, and how a call is handled."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from toolmode.tools.base import Tool, as_tool
+
+
+class UnknownTool(LookupError):
+    """The model called a tool this run does not offer."""
+
+
+class Mode(ABC):
+    """A mode decides `tool_schemas()` (sent with every request) and `handle_call()`; the loop does the rest.
+
+    `handle_call` returns the text for the model, or raises: `UnknownTool`, `ToolArgumentError` or the
+    tool's own exception; the loop turns exceptions into `Error: <Type>: <message>`. It may be called from
+    several threads at once (parallel tool calls).
+    """
+
+    name: str = "mode"
+
+    @abstractmethod
+    def tool_schemas(self) -> list[dict[str, Any]]:
+        """The tool definitions to send with the next request."""
+
+    @abstractmethod
+    def handle_call(self, name: str, arguments: dict[str, Any]) -> str:
+        """Run one call and return the text the model will see."""
+
+    def system_prompt(self) -> str | None:
+        """Instructions this mode adds to the conversation, if any."""
+        return None
+
+    def notes(self) -> list[str]:
+        """Lines shown at the start of a run (e.g. the sandbox policy in force)."""
+        return []
+
+    def close(self) -> None:  # noqa: B027 - optional hook, most modes hold nothing
+        """Release resources (sandbox workers, connections)."""
+
+
+class Catalog:
+    """The run's tools by name, split into visible and hidden (deferred) ones."""
+
+    def __init__(self, tools: Iterable[Tool | Any], visible: Sequence[str] | None = None) -> None:
+        self.tools: dict[str, Tool] = {}
+        for item in tools:
+            t = as_tool(item)
+            if t.name in self.tools:
+                raise ValueError(f"two tools are named {t.name!r}; tool names must be unique")
+            self.tools[t.name] = t
+        if visible is not None:
+            missing = [n for n in visible if n not in self.tools]
+            if missing:
+                raise ValueError(f"visible names unknown tools: {', '.join(missing)}; known: {', '.join(self.tools)}")
+            self.visible_names = [n for n in self.tools if n in set(visible)]
+        else:
+            self.visible_names = [n for n, t in self.tools.items() if not t.deferred]
+
+    @property
+    def visible(self) -> list[Tool]:
+        """Tools shown in the prompt."""
+        return [self.tools[n] for n in self.visible_names]
+
+    @property
+    def hidden(self) -> list[Tool]:
+        """Tools found only through search."""
+        shown = set(self.visible_names)
+        return [t for n, t in self.tools.items() if n not in shown]
+
+    def get(self, name: str, allowed: Iterable[str] | None = None) -> Tool:
+        """The tool called `name`, if it exists (and is among `allowed` when given); else UnknownTool."""
+        pool = self.tools if allowed is None else {n: self.tools[n] for n in allowed if n in self.tools}
+        if name not in pool:
+            offered = ", ".join(pool) or "(none)"
+            raise UnknownTool(f"unknown tool {name!r}; available tools: {offered}")
+        return pool[name]

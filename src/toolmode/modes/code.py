@@ -1,0 +1,154 @@
+"""Code Mode: the model gets one tool, `run_code(code)`, and writes Python that calls the tools as functions.
+
+The code runs in the sandbox worker; each tool call inside it crosses back to the host, which runs the real
+tool. Only what the program prints returns to the model, so data can be filtered and reduced in the code
+without entering the conversation. Hidden tools are found with `search_tools(query)`, which returns callable
+handles. Hybrid mode (`direct=[...]`) also sends a few tools directly.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from toolmode.modes.base import Catalog, Mode, UnknownTool
+from toolmode.sandbox import Handles, Sandbox, SandboxLimits, StubSpec
+from toolmode.tools.base import Tool, result_text
+from toolmode.tools.search import ToolIndex
+
+RUN_CODE = "run_code"
+
+CODE_PROMPT = (
+    "Solve the task by writing Python for the run_code tool. Inside the code, tools are plain functions "
+    "that return data (see their return types in the run_code description). Do loops, filtering and "
+    "arithmetic in the code and print only the summary you need: only printed output comes back to you."
+)
+HYBRID_PROMPT = (
+    "For one or two simple operations, call a tool directly. For loops, batches, many files or arithmetic, "
+    "write Python with run_code, where every tool is a plain function and only printed output comes back."
+)
+
+
+class CodeMode(Mode):
+    """`run_code` plus, in hybrid form, a few tools sent directly (`direct=[names]`)."""
+
+    name = "code"
+
+    def __init__(
+        self,
+        tools: Iterable[Tool | Any],
+        *,
+        workspace: Path | str = ".",
+        visible: Sequence[str] | None = None,
+        direct: Sequence[str] | None = None,
+        sandbox: str = "auto",
+        limits: SandboxLimits | None = None,
+        persistent: bool = False,
+        search_k: int = 5,
+    ) -> None:
+        self.catalog = Catalog(tools, visible)
+        self.direct = list(direct or [])
+        for n in self.direct:
+            self.catalog.get(n)
+        if self.direct:
+            self.name = "hybrid"
+        self.persistent = persistent
+        self.search_k = search_k
+        self.index = ToolIndex(list(self.catalog.tools.values())) if self.catalog.hidden else None
+        self.sandbox = Sandbox(Path(workspace), limits or SandboxLimits(), policy=sandbox, persistent=persistent)
+        self._stubs = [_stub(t) for t in self.catalog.visible]
+        if self.index is not None:
+            self._stubs.append(
+                StubSpec(
+                    name="search_tools",
+                    params=["query", "k"],
+                    signature="search_tools(query: str, k: int = 5) -> list[Handle]",
+                    doc="Find hidden tools; returns callable handles: h(...) calls it, h.describe() shows its docs.",
+                )
+            )
+        self._lock = threading.Lock()
+        self._run_code_tool = self._make_run_code_tool()
+
+    def system_prompt(self) -> str:
+        """Tells the model to compute in code (or, in hybrid, when to use code)."""
+        return HYBRID_PROMPT if self.direct else CODE_PROMPT
+
+    def notes(self) -> list[str]:
+        """The sandbox policy in force."""
+        return [self.sandbox.describe_policy()]
+
+    def quick_index(self) -> str:
+        """One line per visible tool: `name(params) -> ReturnType - short doc`, and search_tools if any."""
+        lines = [f"{t.signature()} - {t.summary()}" for t in self.catalog.visible]
+        if self.index is not None:
+            lines.append(
+                f"search_tools(query: str, k: int = 5) -> list[Handle] - find {len(self.catalog.hidden)} more "
+                "tools; a handle is callable, handle.describe() gives its full docs"
+            )
+        return "\n".join(lines)
+
+    def _make_run_code_tool(self) -> Tool:
+        persistence = (
+            "Variables, imports and functions persist between run_code calls; "
+            "print(sorted(k for k in globals() if not k.startswith('_'))) lists what is stored."
+            if self.persistent
+            else "Each call starts with a fresh namespace: nothing persists between calls."
+        )
+        description = (
+            "Run Python code in a sandbox (no network, files only in the workspace). Only what the program "
+            "prints comes back, so filter and summarise inside the code; long output is cut. "
+            f"{persistence} These functions are already defined in the namespace:\n{self.quick_index()}"
+        )
+
+        def run_code(code: str) -> str:
+            """Placeholder: run_code is executed by the sandbox, not through this function."""
+            raise NotImplementedError
+
+        tool = Tool.from_function(run_code, description=description)
+        tool.parameters["properties"]["code"]["description"] = "A complete Python program; print the results."
+        return tool
+
+    def tool_schemas(self) -> list[dict[str, Any]]:
+        """Direct tools (hybrid) then run_code."""
+        return [*(self.catalog.tools[n].schema() for n in self.direct), self._run_code_tool.schema()]
+
+    def handle_call(self, name: str, arguments: dict[str, Any]) -> str:
+        """Run a program in the sandbox, or a direct tool in hybrid mode."""
+        if name in self.direct:
+            return result_text(self.catalog.tools[name](**arguments))
+        if name != RUN_CODE:
+            offered = ", ".join([*self.direct, RUN_CODE])
+            raise UnknownTool(
+                f"unknown tool {name!r}; available tools: {offered}. In code, call the other tools as functions."
+            )
+        code = self._run_code_tool.validate(arguments)["code"]
+        # One worker per mode: programs from parallel run_code calls take turns.
+        with self._lock:
+            return self.sandbox.run(code, self._stubs, self._host_call).text()
+
+    def _host_call(self, name: str, kwargs: dict[str, Any]) -> Any:
+        """A tool call arriving from the sandboxed program."""
+        if name == "search_tools" and self.index is not None:
+            query = kwargs.get("query", "")
+            k = int(kwargs.get("k", self.search_k))
+            return Handles([_stub(t) for t in self.index.search(str(query), k=max(1, min(k, 20)))])
+        return _jsonable(self.catalog.get(name)(**kwargs))
+
+    def close(self) -> None:
+        """Stop the sandbox worker."""
+        self.sandbox.close()
+
+
+def _stub(t: Tool) -> StubSpec:
+    doc = t.description
+    if t.return_schema and t.returns in (None, "dict", "list", "Any"):
+        doc += f"\n\nReturns (JSON schema): {json.dumps(t.return_schema, ensure_ascii=False)}"
+    return StubSpec(name=t.name, params=list(t.parameters.get("properties", {})), signature=t.signature(), doc=doc)
+
+
+def _jsonable(value: Any) -> Any:
+    """Tool results cross to the sandbox as JSON; anything else (dates, paths) becomes its string form."""
+    return json.loads(json.dumps(value, ensure_ascii=False, default=str))

@@ -1,0 +1,128 @@
+"""ReAct mode: native function calling. Every visible tool's schema is sent; calls are dispatched by name.
+
+With hidden (deferred) tools, two ways to reach them:
+- `search="load"`: a `search_tools` tool; the full schemas of the tools it finds are appended to every
+  later request. Append only: earlier tools never move, so each request's prefix stays byte-identical
+  and the provider's prompt cache keeps hitting.
+- `search="proxy"`: a fixed trio `search_tools`, `describe_tool`, `call_tool(name, arguments)`.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterable, Sequence
+from typing import Any, Literal
+
+from toolmode.modes.base import Catalog, Mode
+from toolmode.tools.base import Tool, result_text
+from toolmode.tools.search import ToolIndex
+
+SearchStyle = Literal["load", "proxy"]
+
+
+class ReactMode(Mode):
+    """Native tool calling, optionally with tool search (`search="load"` or `"proxy"`)."""
+
+    name = "react"
+
+    def __init__(
+        self,
+        tools: Iterable[Tool | Any],
+        *,
+        visible: Sequence[str] | None = None,
+        search: SearchStyle | None = None,
+        search_k: int = 5,
+    ) -> None:
+        self.catalog = Catalog(tools, visible)
+        if search is None and self.catalog.hidden:
+            search = "load"  # hidden tools would be unreachable otherwise
+        if search not in (None, "load", "proxy"):
+            raise ValueError(f"search must be None, 'load' or 'proxy', not {search!r}")
+        self.search = search
+        self.search_k = search_k
+        self.index = ToolIndex(list(self.catalog.tools.values())) if search else None
+        self.loaded: list[str] = []
+        self._lock = threading.Lock()
+        self._meta = self._meta_tools()
+
+    def _meta_tools(self) -> dict[str, Tool]:
+        if self.search is None:
+            return {}
+        meta = [Tool.from_function(self._search_tools, name="search_tools")]
+        if self.search == "proxy":
+            meta += [
+                Tool.from_function(self._describe_tool, name="describe_tool"),
+                Tool.from_function(self._call_tool, name="call_tool"),
+            ]
+        return {t.name: t for t in meta}
+
+    def system_prompt(self) -> str | None:
+        """Explains how hidden tools are found, when there are any."""
+        if self.search == "load":
+            return (
+                "Some tools are not listed yet. Call search_tools(query) with a few words describing the "
+                "capability you need; the tools it finds become callable directly from the next step on."
+            )
+        if self.search == "proxy":
+            return (
+                "More tools exist than are listed. Find them with search_tools(query), read one with "
+                "describe_tool(name), and run it with call_tool(name, arguments)."
+            )
+        return None
+
+    def tool_schemas(self) -> list[dict[str, Any]]:
+        """Visible tools, then the search tools, then (load) the found tools in the order they were found."""
+        schemas = [t.schema() for t in self.catalog.visible]
+        schemas += [t.schema() for t in self._meta.values()]
+        with self._lock:
+            schemas += [self.catalog.tools[n].schema() for n in self.loaded]
+        return schemas
+
+    def handle_call(self, name: str, arguments: dict[str, Any]) -> str:
+        """Run a visible, loaded or search tool."""
+        if name in self._meta:
+            return result_text(self._meta[name](**arguments))
+        with self._lock:
+            allowed = [*self.catalog.visible_names, *self.loaded]
+        return result_text(self.catalog.get(name, allowed)(**arguments))
+
+    # The meta tools. Their docstrings are what the model reads.
+
+    def _search_tools(self, query: str, k: int = 5) -> str:
+        """Find tools for a capability.
+
+        Args:
+            query: A few words describing what the tool should do, e.g. "download web page".
+            k: How many tools to return at most.
+        """
+        assert self.index is not None
+        hits = self.index.search(query, k=max(1, min(k, 20)))
+        if not hits:
+            return f"No tool matches {query!r}. Try other words."
+        lines = [f"{t.signature()} - {t.summary()}" for t in hits]
+        if self.search == "load":
+            with self._lock:
+                shown = set(self.catalog.visible_names) | set(self.loaded)
+                new = [t.name for t in hits if t.name not in shown]
+                self.loaded.extend(new)
+            return "\n".join(lines) + "\nThese tools are callable directly from now on."
+        return "\n".join(lines) + "\nUse describe_tool(name) for details and call_tool(name, arguments) to run one."
+
+    def _describe_tool(self, name: str) -> str:
+        """Show a tool's full signature, documentation and JSON schema of its arguments.
+
+        Args:
+            name: The tool's exact name, as returned by search_tools.
+        """
+        t = self.catalog.get(name)
+        return f"{t.signature()}\n\n{t.description}\n\nArguments (JSON schema): {json.dumps(t.parameters, ensure_ascii=False)}"
+
+    def _call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+        """Run any tool by name.
+
+        Args:
+            name: The tool's exact name.
+            arguments: The tool's arguments as a JSON object.
+        """
+        return self.catalog.get(name)(**arguments)

@@ -1,0 +1,80 @@
+"""What a run returns: the answer, why it stopped, usage, cost, and a record of every step."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from toolmode.usage import Usage
+
+Stopped = Literal["answer", "step_limit", "error"]
+
+
+@dataclass
+class CallRecord:
+    """One tool call and the text that went back to the model."""
+
+    id: str
+    name: str
+    arguments: str
+    result: str
+    error: bool = False
+    seconds: float = 0.0
+
+
+@dataclass
+class StepRecord:
+    """One model request and the calls it made."""
+
+    step: int
+    usage: Usage
+    cost: float | None
+    seconds: float
+    content: str | None
+    calls: list[CallRecord] = field(default_factory=list)
+    recovered: str | None = None
+
+
+@dataclass
+class RunResult:
+    """The outcome of `run_agent` / `Agent.run`. `cost` is None when a price is unknown."""
+
+    answer: str | None
+    stopped: Stopped
+    error: str | None
+    usage: Usage
+    cost: float | None
+    wall_time: float
+    model_time: float
+    records: list[StepRecord]
+    trace_path: Path | None = None
+    messages: list[dict[str, Any]] = field(default_factory=list, repr=False)
+
+    @property
+    def steps(self) -> int:
+        """Number of model requests made."""
+        return len(self.records)
+
+    @property
+    def ok(self) -> bool:
+        """True when the run ended with an answer."""
+        return self.stopped == "answer"
+
+    def to_dict(self, *, include_messages: bool = False) -> dict[str, Any]:
+        """JSON-ready dict (the conversation itself only when asked)."""
+        data = {
+            "answer": self.answer,
+            "stopped": self.stopped,
+            "error": self.error,
+            "steps": self.steps,
+            "usage": self.usage.to_dict(),
+            "cost": self.cost,
+            "wall_time": round(self.wall_time, 4),
+            "model_time": round(self.model_time, 4),
+            "trace_path": str(self.trace_path) if self.trace_path else None,
+            "records": [asdict(r) for r in self.records],
+        }
+        if include_messages:
+            data["messages"] = self.messages
+        return data

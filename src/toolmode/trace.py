@@ -1,0 +1,107 @@
+"""Run events and where they go: a JSONL file on disk, the terminal, or memory.
+
+The JSONL sink writes and flushes each event as it happens, so a run that dies keeps every finished step.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+
+@dataclass
+class Event:
+    """One thing that happened in a run. `t` is seconds since the run started."""
+
+    kind: str
+    data: dict[str, Any]
+    t: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """Flat dict for JSON: kind, t, then the data."""
+        return {"kind": self.kind, "t": round(self.t, 4), **self.data}
+
+
+class Sink(Protocol):
+    """Receives events."""
+
+    def emit(self, event: Event) -> None:
+        """Handle one event."""
+
+    def close(self) -> None:
+        """Release resources."""
+
+
+class JsonlSink:
+    """Appends one JSON line per event to a file, flushed per event."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = self.path.open("a", encoding="utf-8")
+
+    def emit(self, event: Event) -> None:
+        """Write and flush the event."""
+        self._file.write(json.dumps(event.to_dict(), ensure_ascii=False, default=str) + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        """Close the file."""
+        self._file.close()
+
+
+@dataclass
+class MemorySink:
+    """Keeps events in a list (tests, benchmarks)."""
+
+    events: list[Event] = field(default_factory=list)
+
+    def emit(self, event: Event) -> None:
+        """Store the event."""
+        self.events.append(event)
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+    def of(self, kind: str) -> list[Event]:
+        """The events of one kind."""
+        return [e for e in self.events if e.kind == kind]
+
+
+class Trace:
+    """Fans events out to sinks; thread-safe (parallel tool calls emit from worker threads)."""
+
+    def __init__(self, sinks: Iterable[Sink] = (), path: Path | None = None) -> None:
+        self.sinks = list(sinks)
+        self.path = path  # the JSONL file, if one is written
+        self.started = time.monotonic()
+        self._lock = threading.Lock()
+
+    def emit(self, kind: str, **data: Any) -> None:
+        """Send an event to every sink. A failing sink never stops the run."""
+        event = Event(kind, data, time.monotonic() - self.started)
+        with self._lock:
+            for sink in self.sinks:
+                try:
+                    sink.emit(event)
+                except Exception as exc:  # noqa: BLE001 - a broken printer must not kill the agent
+                    self.sinks.remove(sink)
+                    print(f"toolmode: trace sink {type(sink).__name__} failed and was removed: {exc}")
+
+    def close(self) -> None:
+        """Close every sink."""
+        for sink in self.sinks:
+            sink.close()
+
+
+def new_trace_path(runs_dir: Path | str, label: str = "run") -> Path:
+    """A fresh file name under `runs_dir`: `<UTC timestamp>-<label>.jsonl`."""
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S-%f")
+    safe = "".join(c if c.isalnum() or c in "-_" else "-" for c in label)[:40]
+    return Path(runs_dir) / f"{stamp}-{safe}.jsonl"
