@@ -1,0 +1,1 @@
+"""The built-in benchmark tasks, grouped by kind."""
