@@ -1,0 +1,80 @@
+"""`mcp_tools` and `mcp_tools_from_config`: MCP servers' tools as toolmode `Tool`s."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Literal
+
+from toolmode.mcp.config import ServerSpec, Spec, load_config
+from toolmode.mcp.server import McpServer
+from toolmode.tools.base import Tool
+
+Start = Literal["eager", "lazy"]
+
+
+def mcp_tools(
+    spec: Spec | Any,
+    *,
+    name: str | None = None,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 30.0,
+    start: Start = "eager",
+    defer: bool | None = None,
+    prefix: bool = False,
+) -> list[Tool]:
+    """The tools of one MCP server (a command line, `{command, args, env}`, a URL or `{url, headers}`).
+
+    The server is started to list its tools. `start="eager"` keeps it running; `start="lazy"` stops it
+    after listing and starts it again at the first call. `timeout` is per call. `defer=None` defers the
+    tools when the server has more than `DEFER_THRESHOLD` (10). `prefix=True` names them `<server>__<tool>`.
+    Each tool's `fn` is an `McpToolFunction`; `tool.fn.server` is the `McpServer` (`.close()` stops it).
+    """
+    server = McpServer(spec, name=name, env=env, timeout=timeout)
+    try:
+        tools = server.tools(defer=defer, prefix=prefix)
+    finally:
+        if start == "lazy":
+            server.close()
+    return tools
+
+
+def mcp_tools_from_config(
+    config: str | os.PathLike[str] | Mapping[str, Any],
+    *,
+    timeout: float = 30.0,
+    start: Start = "eager",
+    defer: bool | None = None,
+) -> list[Tool]:
+    """The tools of every server in an `mcp.json` (`{"mcpServers": {name: {command, args, env} | {url, headers}}}`).
+
+    Servers start in parallel. A tool name used by more than one server is prefixed `<server>__` on
+    every server that has it; other names stay as they are. If any server fails to start, the others
+    are stopped and its `McpStartError` is raised. `defer` applies per server (see `mcp_tools`).
+    """
+    specs = load_config(config)
+    servers = [McpServer(s, timeout=timeout) for s in specs]
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, len(servers))) as pool:
+            per_server = list(pool.map(lambda s: s.tools(defer=defer), servers))
+    except BaseException:
+        for server in servers:
+            server.close()
+        raise
+    if start == "lazy":
+        for server in servers:
+            server.close()
+    counts = Counter(t.name for tools in per_server for t in tools)
+    result = []
+    for server, tools in zip(servers, per_server, strict=True):
+        for t in tools:
+            if counts[t.name] > 1:
+                t.name = f"{server.name}__{t.name}"
+                t.fn.__name__ = t.name
+            result.append(t)
+    return result
+
+
+__all__ = ["ServerSpec", "mcp_tools", "mcp_tools_from_config"]
