@@ -124,15 +124,18 @@ class ModelClient:
         return reply
 
     def _once(self, body: dict[str, Any]) -> Reply:
-        with _translate_errors(self):
-            raw = self._client.chat.completions.with_raw_response.create(**body)
-            text = raw.http_response.text
+        # The SDK's low-level `post` sends our plain JSON as is: the typed `create()` walks every message
+        # and tool schema through its TypedDict transformer, which cost ~8 ms a request at 50 tools.
         try:
-            data = json.loads(text)
+            with _translate_errors(self):
+                data: Any = self._client.post("/chat/completions", body=body, cast_to=object)
+        except ValueError as exc:  # a body that is not JSON
+            raise _Retryable(f"malformed reply from the server: {exc}") from None
+        try:
             choice = data["choices"][0]
             message = choice["message"]
-        except (json.JSONDecodeError, KeyError, IndexError, TypeError):
-            raise _Retryable(f"malformed reply from the server: {text[:200]!r}") from None
+        except (KeyError, IndexError, TypeError):
+            raise _Retryable(f"malformed reply from the server: {str(data)[:200]!r}") from None
         calls = [
             ToolCall(
                 id=c.get("id") or f"call_{i}",

@@ -65,6 +65,11 @@ class Tool:
         for pname, param in inspect.signature(fn).parameters.items():
             if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
                 continue
+            if pname.startswith("_"):
+                # `_name=default` is the idiom for a parameter the model must not see or set.
+                if param.default is inspect.Parameter.empty:
+                    raise TypeError(f"{fn.__name__}: parameter {pname!r} starts with '_' but has no default")
+                continue
             annotation = _typeddict_compat(hints.get(pname, Any))
             default = ... if param.default is inspect.Parameter.empty else param.default
             fields[pname] = (
