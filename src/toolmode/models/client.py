@@ -7,7 +7,6 @@ deadline (honouring Retry-After), one-line errors quoting the server, usage norm
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import time
