@@ -43,8 +43,8 @@ class _TextExtractor(HTMLParser):
             self._newlines = 0
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "title":
-            self._in_title = True
+        if tag == "title" and not self.title_parts and not self._skip_depth:
+            self._in_title = True  # only the document's first title; an <svg><title> is not the page's
         elif tag in _SKIP:
             self._skip_depth += 1
         elif tag == "br":

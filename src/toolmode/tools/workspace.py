@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -21,7 +22,9 @@ class Workspace:
         """Return the absolute, symlink-free path for `path`, or raise PermissionError if it is outside."""
         if isinstance(path, str) and "\x00" in path:
             raise ValueError(f"invalid path {path!r}: contains a NUL character")
-        candidate = Path(path).expanduser()
+        candidate = Path(path)
+        with contextlib.suppress(RuntimeError):  # "~nosuchuser/...": kept literal, a name in the workspace
+            candidate = candidate.expanduser()
         if not candidate.is_absolute():
             candidate = self.root / candidate
         # strict=False: the path may not exist yet (write_file); existing parts still have symlinks followed.
