@@ -212,7 +212,8 @@ def _shell_function(ws: Workspace, shell_timeout: float) -> Callable[..., Any]:
     run_shell.__doc__ = f"""Run a command with /bin/sh in the workspace directory, in a sandbox.
 
         The sandbox allows writing only inside the workspace, has no network access and a minimal
-        environment (no API keys). Output beyond {SHELL_MAX_OUTPUT} characters per stream is cut.
+        environment (no API keys). Output beyond {SHELL_MAX_OUTPUT} bytes per stream is cut, with a note
+        saying how much.
 
         Args:
             command: The shell command line, e.g. "wc -l *.txt".
