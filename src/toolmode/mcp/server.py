@@ -222,7 +222,8 @@ class McpServer:
     def _start_message(self, conn: Connection) -> str:
         reason = _start_reason(conn.error, self.spec, self.start_timeout)
         tail = self.stderr_tail()
-        return f"MCP server '{self.name}' ({self.spec.describe()}) failed to start: {reason}" + (
+        verb = "connect" if self.spec.url else "start"
+        return f"MCP server '{self.name}' ({self.spec.describe()}) failed to {verb}: {reason}" + (
             f"\n--- server stderr (end) ---\n{tail}" if tail else ""
         )
 
