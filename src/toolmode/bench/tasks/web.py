@@ -96,13 +96,17 @@ def site_pages(seed: int) -> dict[str, str]:
     def page(title: str, body: str) -> str:
         return f"<!doctype html><html><head><title>{title}</title></head><body>{body}</body></html>"
 
-    links = "".join(f"<li><a href='/products/{p.lower()}.html'>{p} sensor</a></li>" for p in _PRODUCTS)
+    # Link texts carry their targets: fetch_url returns page text without hrefs (see docs/bench.md).
+    links = "".join(
+        f"<li><a href='/products/{p.lower()}.html'>{p} sensor (/products/{p.lower()}.html)</a></li>"
+        for p in _PRODUCTS
+    )
     pages = {
         "index.html": page(
             "Northwind Instruments",
-            "<h1>Northwind Instruments</h1><ul><li><a href='/about.html'>About us</a></li>"
-            "<li><a href='/catalogue.html'>Product catalogue</a></li><li><a href='/blog.html'>Blog</a></li></ul>"
-            + _filler(r, 3),
+            "<h1>Northwind Instruments</h1><ul><li><a href='/about.html'>About us (/about.html)</a></li>"
+            "<li><a href='/catalogue.html'>Product catalogue (/catalogue.html)</a></li>"
+            "<li><a href='/blog.html'>Blog (/blog.html)</a></li></ul>" + _filler(r, 3),
         ),
         "about.html": page("About", "<h1>About</h1>" + _filler(r, 4)),
         "blog.html": page("Blog", "<h1>Blog</h1><p>Our sensors survive hot summers.</p>" + _filler(r, 4)),
@@ -111,7 +115,7 @@ def site_pages(seed: int) -> dict[str, str]:
     for p, spec in facts["specs"].items():
         pages[f"products/{p.lower()}.html"] = page(
             f"{p} sensor",
-            f"<h1>{p} sensor</h1>{_filler(r, 2)}<p><a href='/specs/{p.lower()}-datasheet.html'>Datasheet</a></p>",
+            f"<h1>{p} sensor</h1>{_filler(r, 2)}<p><a href='/specs/{p.lower()}-datasheet.html'>Datasheet (/specs/{p.lower()}-datasheet.html)</a></p>",
         )
         pages[f"specs/{p.lower()}-datasheet.html"] = page(
             f"{p} datasheet",

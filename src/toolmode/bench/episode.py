@@ -1,0 +1,156 @@
+"""One episode: a fresh workspace, the task's fixtures, an Agent in one mode, the checker's verdict."""
+
+from __future__ import annotations
+
+import shutil
+import time
+import traceback
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from toolmode.bench.fixtures import FixtureServer
+from toolmode.bench.modespec import ModeSpec
+from toolmode.bench.task import Task, TaskEnv
+
+SCRIPTED_MODEL = "deepseek-v4-flash"  # scripted runs are priced as this model, so cost figures exist
+MAX_ANSWER_CHARS = 2000
+
+
+@dataclass
+class BenchConfig:
+    """How episodes talk to a model. With `scripted`, each episode gets its own scripted server and player."""
+
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    preset: str | None = None
+    max_steps: int = 12
+    max_result_chars: int = 4000
+    sandbox: str = "auto"
+    stream: bool = False
+    scripted: bool = False
+    failing: bool = False
+    players: dict[str, Any] = field(default_factory=dict)
+    console: bool = False
+
+
+def episode_dir(bench_dir: Path, task: str, mode: str, run: int) -> Path:
+    """`<bench>/episodes/<task>/<mode>/run-<k>`: the episode's workspace and trace live here."""
+    safe_mode = mode.replace("+", "_")
+    return Path(bench_dir) / "episodes" / task / safe_mode / f"run-{run}"
+
+
+def run_episode(
+    task: Task, spec: ModeSpec, run: int, seed: int, bench_dir: Path, config: BenchConfig
+) -> dict[str, Any]:
+    """Run one episode and return its results record (harness failures become a failed record)."""
+    started = time.monotonic()
+    record: dict[str, Any] = {
+        "task": task.name,
+        "kind": task.kind,
+        "mode": spec.label,
+        "run": run,
+        "seed": seed,
+        "scripted": config.scripted,
+        "player": ("fail" if config.failing else "solve") if config.scripted else None,
+        "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+    where = episode_dir(bench_dir, task.name, spec.label, run)
+    if where.exists():
+        shutil.rmtree(where)  # a half-finished episode from an interrupted bench
+    workspace = where / "workspace"
+    workspace.mkdir(parents=True)
+    try:
+        with ExitStack() as stack:
+            facts = task.build(workspace, seed)
+            base_url = None
+            if task.pages is not None:
+                base_url = stack.enter_context(FixtureServer(task.pages(seed))).base_url
+            env = TaskEnv(workspace=workspace, seed=seed, facts=facts, base_url=base_url)
+            tools = task.tools(env)
+            agent_kwargs = spec.agent_kwargs(task, tools)
+            server = None
+            model_kwargs: dict[str, Any] = {
+                "model": config.model,
+                "base_url": config.base_url,
+                "api_key_env": config.api_key_env,
+                "preset": config.preset,
+            }
+            if config.scripted:
+                server = stack.enter_context(_scripted_server(task, config))
+                model_kwargs = {
+                    "model": config.model or SCRIPTED_MODEL,
+                    "base_url": server.base_url,
+                    "api_key": "scripted",
+                }
+            from toolmode.agent import Agent
+
+            agent = stack.enter_context(
+                Agent(
+                    tools,
+                    **agent_kwargs,
+                    **model_kwargs,
+                    workspace=workspace,
+                    max_steps=task.max_steps or config.max_steps,
+                    max_result_chars=config.max_result_chars,
+                    console=config.console,
+                    runs_dir=where,
+                    stream=config.stream,
+                    sandbox=config.sandbox,
+                )
+            )
+            record["model"] = agent.model.model
+            result = agent.run(task.render_prompt(env))
+            answer = result.answer or ""
+            verdict = task.check(answer, workspace, facts)
+            record.update(_result_fields(result, bench_dir))
+            record.update(ok=bool(verdict.ok and result.stopped == "answer"), reason=verdict.reason)
+            if result.stopped != "answer":
+                record["reason"] = f"stopped: {result.stopped}"
+            record["answer"] = answer[:MAX_ANSWER_CHARS]
+            if server is not None:
+                record["server_time"] = round(server.server_seconds, 4)
+    except Exception as exc:  # noqa: BLE001 - any failure is this episode's result, not the bench's end
+        record.update(ok=False, reason="harness error", error=f"{type(exc).__name__}: {exc}")
+        record["traceback"] = traceback.format_exc(limit=8)
+    record["episode_time"] = round(time.monotonic() - started, 4)
+    return record
+
+
+def _scripted_server(task: Task, config: BenchConfig) -> Any:
+    from toolmode.bench.players import PLAYERS, script_for
+    from toolmode.testing import ScriptedModelServer
+
+    player = config.players.get(task.name) or PLAYERS.get(task.name)
+    if player is None:
+        raise LookupError(f"no scripted player for task {task.name!r}")
+    return ScriptedModelServer(script_for(player, failing=config.failing), cache_block=64)
+
+
+def _result_fields(result: Any, bench_dir: Path) -> dict[str, Any]:
+    usage = result.usage
+    trace = None
+    if result.trace_path is not None:
+        try:
+            trace = str(Path(result.trace_path).relative_to(bench_dir))
+        except ValueError:
+            trace = str(result.trace_path)
+    return {
+        "stopped": result.stopped,
+        "error": result.error,
+        "steps": result.steps,
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "cached_tokens": usage.cached_tokens,
+        "reasoning_tokens": usage.reasoning_tokens,
+        "cost": result.cost,
+        "wall_time": round(result.wall_time, 4),
+        "model_time": round(result.model_time, 4),
+        "tool_calls": sum(len(r.calls) for r in result.records),
+        "step_prompt_tokens": [r.usage.prompt_tokens for r in result.records],
+        "step_cached_tokens": [r.usage.cached_tokens for r in result.records],
+        "trace": trace,
+    }
