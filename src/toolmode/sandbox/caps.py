@@ -1,0 +1,95 @@
+"""Drop every capability of the calling process for good (root included) and set no_new_privs.
+
+Hand-written with ctypes (prctl, capset) because the stdlib has no binding and the job is a few calls.
+Stdlib only: also loaded by the bare worker interpreter.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+
+PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
+PR_CAPBSET_DROP = 24
+PR_SET_SECUREBITS = 28
+PR_SET_NO_NEW_PRIVS = 38
+PR_CAP_AMBIENT = 47
+PR_CAP_AMBIENT_CLEAR_ALL = 4
+_CAP_VERSION_3 = 0x20080522
+# NOROOT, NO_SETUID_FIXUP, KEEP_CAPS, NO_CAP_AMBIENT_RAISE, each with its lock bit: uid 0 gains nothing on exec.
+_SECUREBITS = 0x01 | 0x02 | 0x04 | 0x08 | 0x10 | 0x20 | 0x40 | 0x80
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_prctl = _libc.prctl
+_prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+def prctl(option: int, arg2: int = 0, arg3: int = 0, arg4: int = 0, arg5: int = 0) -> int:
+    """prctl(2); raises OSError on failure."""
+    res = _prctl(option, arg2, arg3, arg4, arg5)
+    if res < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"prctl({option}): {os.strerror(err)}")
+    return int(res)
+
+
+def die_with_parent(expected_parent: int) -> None:
+    """SIGKILL this process when the thread that spawned it exits; exit now if that already happened."""
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != expected_parent:
+        os._exit(70)
+
+
+def _last_cap() -> int:
+    try:
+        with open("/proc/sys/kernel/cap_last_cap") as f:
+            return int(f.read())
+    except OSError:
+        return 63
+
+
+def drop_all() -> None:
+    """Lock securebits, empty the bounding and ambient sets, set no_new_privs and clear E/P/I.
+
+    Idempotent for an unprivileged caller: steps that need privileges it no longer has are skipped only
+    when the corresponding set is already empty. Also marks the process non-dumpable.
+    """
+    with contextlib.suppress(OSError):  # needs CAP_SETPCAP; without it there is nothing to regain anyway
+        prctl(PR_SET_SECUREBITS, _SECUREBITS)
+    for cap in range(_last_cap() + 1):
+        try:
+            prctl(PR_CAPBSET_DROP, cap)
+        except OSError as exc:
+            if exc.errno != 22:  # EINVAL: cap beyond what the kernel knows
+                raise
+    with contextlib.suppress(OSError):  # kernels before 4.3 have no ambient set
+        prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)
+    prctl(PR_SET_NO_NEW_PRIVS, 1)
+    header = _CapHeader(_CAP_VERSION_3, 0)
+    data = (_CapData * 2)()
+    if _libc.capset(ctypes.byref(header), data) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"capset: {os.strerror(err)}")
+    prctl(PR_SET_DUMPABLE, 0)
+
+
+def current() -> dict[str, int]:
+    """The capability sets of this process as read from /proc/self/status (for tests and diagnostics)."""
+    out: dict[str, int] = {}
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("Cap"):
+                key, value = line.split(":")
+                out[key] = int(value.strip(), 16)
+    return out

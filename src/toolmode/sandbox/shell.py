@@ -1,0 +1,117 @@
+"""`run_confined`: `/bin/sh -c command` under the sandbox's file-system and network rules.
+
+Writes only in the workspace, no TCP/UDP (only AF_UNIX sockets), exec and child processes allowed,
+capabilities dropped, scrubbed environment, own session; on timeout the whole process group is killed.
+Used by the `run_shell` builtin in every mode.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import landlock
+from .spawn import HERE, interpreter, kill_group, scrubbed_env
+from .spec import SandboxUnavailable
+
+SHELL_MEMORY_MB = 2048
+SHELL_FILE_SIZE_MB = 1024
+SHELL_OPEN_FILES = 1024
+SHELL_MAX_PROCESSES = 256
+
+
+@dataclass
+class ShellResult:
+    """What a confined command did: exit status (126: sandbox setup failed), capped output, timeout flag."""
+
+    exit_code: int
+    stdout: str
+    stderr: str
+    timed_out: bool
+
+
+def _cap(data: bytearray, dropped: int) -> str:
+    text = data.decode("utf-8", "replace")
+    if dropped:
+        text += f"\n... [output truncated: {dropped:,} more bytes]"
+    return text
+
+
+def run_confined(command: str, *, workspace: Path | str, timeout: float, max_output: int = 100_000) -> ShellResult:
+    """Run `/bin/sh -c command` confined to `workspace` for at most `timeout` seconds.
+
+    Each of stdout and stderr keeps its first `max_output` bytes (the rest is drained and counted).
+    Raises SandboxUnavailable when the kernel lacks Landlock (fail closed: never runs unconfined).
+    """
+    ws = Path(workspace).resolve()
+    if not ws.is_dir():
+        raise FileNotFoundError(f"workspace {ws} is not a directory")
+    if landlock.abi_version() < 1:
+        raise SandboxUnavailable("run_confined needs Landlock (Linux >= 5.13); this kernel does not have it")
+    cfg = {
+        "parent": os.getpid(), "workspace": str(ws), "cpu_seconds": int(timeout) + 1,
+        "memory_mb": SHELL_MEMORY_MB, "file_size_mb": SHELL_FILE_SIZE_MB, "open_files": SHELL_OPEN_FILES,
+        "max_processes": SHELL_MAX_PROCESSES,
+    }
+    env = scrubbed_env(ws, TERM="dumb", TMPDIR=str(ws))
+    argv = [interpreter(), "-I", "-S", "-B", str(HERE / "launcher.py"), json.dumps(cfg), "/bin/sh", "-c", command]
+    proc = subprocess.Popen(argv, cwd=ws, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, close_fds=True, start_new_session=True)
+    assert proc.stdout is not None and proc.stderr is not None
+    bufs = {proc.stdout: bytearray(), proc.stderr: bytearray()}
+    dropped = {proc.stdout: 0, proc.stderr: 0}
+    deadline = time.monotonic() + timeout
+    timed_out = False
+    exit_code = -signal.SIGKILL
+    with selectors.DefaultSelector() as sel:
+        for f in bufs:
+            sel.register(f, selectors.EVENT_READ)
+        try:
+            while sel.get_map():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    timed_out = True
+                    break
+                for key, _ in sel.select(min(left, 0.5)):
+                    f = key.fileobj
+                    chunk = os.read(key.fd, 65536)
+                    if not chunk:
+                        sel.unregister(f)
+                        continue
+                    room = max(0, max_output - len(bufs[f]))  # type: ignore[index]
+                    bufs[f] += chunk[:room]  # type: ignore[index]
+                    dropped[f] += len(chunk) - min(room, len(chunk))  # type: ignore[index]
+            if not timed_out:
+                try:
+                    exit_code = proc.wait(timeout=max(0.01, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    timed_out = True
+            if timed_out:
+                _stop(proc)
+        except BaseException:
+            _stop(proc)
+            raise
+        finally:
+            kill_group(proc.pid)
+            proc.stdout.close()
+            proc.stderr.close()
+    return ShellResult(exit_code=exit_code,
+                       stdout=_cap(bufs[proc.stdout], dropped[proc.stdout]),
+                       stderr=_cap(bufs[proc.stderr], dropped[proc.stderr]), timed_out=timed_out)
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """Ask the launcher to kill and reap its domain, then make sure the whole group is gone."""
+    try:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=2)
+    except (subprocess.TimeoutExpired, ProcessLookupError):
+        pass
+    kill_group(proc.pid)
+    proc.wait()

@@ -1,0 +1,76 @@
+"""The sandbox's public data types: limits, tool stubs, handles, results, and the unavailable error."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+
+class SandboxUnavailable(RuntimeError):
+    """No confinement mechanism is available for the requested policy (the sandbox fails closed)."""
+
+
+@dataclass(frozen=True)
+class SandboxLimits:
+    """Per-run limits. `cpu_seconds=None` means the wall `timeout` (rounded up)."""
+
+    timeout: float = 30.0
+    cpu_seconds: int | None = None
+    memory_mb: int = 1024
+    file_size_mb: int = 64
+    open_files: int = 256
+    max_output: int = 4000
+    max_tool_calls: int = 200
+    max_frame_bytes: int = 4 * 1024 * 1024
+
+    def cpu(self) -> int:
+        """CPU seconds allowed per run."""
+        return self.cpu_seconds if self.cpu_seconds is not None else max(1, int(self.timeout + 0.999))
+
+
+@dataclass(frozen=True)
+class StubSpec:
+    """A tool offered to the program: positional arguments map to `params` in order."""
+
+    name: str
+    params: list[str]
+    signature: str
+    doc: str = ""
+
+    def to_json(self) -> dict[str, object]:
+        """The form sent to the worker."""
+        return {"name": self.name, "params": list(self.params), "signature": self.signature, "doc": self.doc}
+
+
+@dataclass(frozen=True)
+class Handles:
+    """Returned by a host `call` to hand the program callable handles for these tools."""
+
+    specs: list[StubSpec] = field(default_factory=list)
+
+    def __iter__(self) -> Iterator[StubSpec]:
+        return iter(self.specs)
+
+    def __len__(self) -> int:
+        return len(self.specs)
+
+
+EMPTY_OUTPUT = "(no output -- use print() to return results)"
+
+
+@dataclass
+class CodeResult:
+    """The outcome of one program: captured output (already capped and escaped) and the error, if any."""
+
+    output: str = ""
+    error: str | None = None
+    line: int | None = None
+    truncated: bool = False
+    calls: int = 0
+    timed_out: bool = False
+    reset: bool = False
+
+    def text(self) -> str:
+        """What the model sees: the output, then the error; a hint when there is neither."""
+        parts = [p for p in (self.output.rstrip("\n"), self.error) if p]
+        return "\n".join(parts) if parts else EMPTY_OUTPUT

@@ -1,0 +1,99 @@
+"""run_confined: /bin/sh under Landlock + seccomp, caps dropped, scrubbed env, group killed on timeout."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from toolmode.sandbox import landlock
+from toolmode.sandbox.shell import run_confined
+
+pytestmark = pytest.mark.skipif(landlock.abi_version() < 1, reason="needs Landlock")
+
+
+def _group_members(pgid: int) -> list[str]:
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            fields = stat.rsplit(")", 1)[1].split()
+            if int(fields[2]) == pgid:
+                out.append(stat)
+    return out
+
+
+def test_echo_and_exit_code(tmp_path: Path) -> None:
+    res = run_confined("echo hello; exit 3", workspace=tmp_path, timeout=10)
+    assert (res.stdout, res.exit_code, res.timed_out) == ("hello\n", 3, False)
+
+
+def test_writes_inside_workspace(tmp_path: Path) -> None:
+    res = run_confined("mkdir d && echo data > d/f.txt && cat d/f.txt", workspace=tmp_path, timeout=10)
+    assert res.exit_code == 0 and (tmp_path / "d" / "f.txt").read_text() == "data\n"
+
+
+def test_write_outside_refused(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    outside = tmp_path / "outside.txt"
+    res = run_confined(f"echo x > {outside}; echo x > /etc/toolmode-evil; ln -s {tmp_path} link; echo y > link/via",
+                       workspace=ws, timeout=10)
+    assert "Permission denied" in res.stderr
+    assert not outside.exists() and not (tmp_path / "via").exists() and not Path("/etc/toolmode-evil").exists()
+
+
+def test_no_tcp_even_to_localhost(tmp_path: Path) -> None:
+    with subprocess.Popen([sys.executable, "-c", "import socket,time; s=socket.socket(); s.bind(('127.0.0.1', 0)); "
+                           "s.listen(); print(s.getsockname()[1], flush=True); time.sleep(30)"],
+                          stdout=subprocess.PIPE, text=True) as server:
+        assert server.stdout is not None
+        port = int(server.stdout.readline())
+        try:
+            code = f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=2); print('CONNECTED')"
+            res = run_confined(f"python3 -c \"{code}\"; curl -sS -m 2 http://127.0.0.1:{port}/ && echo CURL-OK",
+                               workspace=tmp_path, timeout=10)
+        finally:
+            server.kill()
+    assert "CONNECTED" not in res.stdout and "CURL-OK" not in res.stdout
+    assert "Operation not permitted" in res.stderr or "ermission" in res.stderr
+
+
+def test_environment_has_no_secret(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DEEPSEEK_API_KEY", "sk-test-SECRET-shell")
+    res = run_confined("env; cat /proc/$PPID/environ; cat /proc/1/environ", workspace=tmp_path, timeout=10)
+    assert "sk-test-SECRET" not in res.stdout + res.stderr
+    assert f"HOME={tmp_path.resolve()}" in res.stdout
+
+
+def test_capabilities_dropped(tmp_path: Path) -> None:
+    # /proc is not readable inside; the launcher's own view is checked with a capability-needing action.
+    res = run_confined("chown 1:1 . ; mknod dev c 1 3; echo done", workspace=tmp_path, timeout=10)
+    assert "done" in res.stdout
+    assert os.stat(tmp_path).st_uid == 0 and not (tmp_path / "dev").exists()
+
+
+def test_timeout_kills_children(tmp_path: Path) -> None:
+    marker = "toolmode-test-sleeper-7d1"
+    sleeper = f"python3 -c 'import time; time.sleep(60)' {marker}"
+    res = run_confined(f"({sleeper} &); {sleeper} & {sleeper}", workspace=tmp_path, timeout=1)
+    assert res.timed_out
+    ps = subprocess.run(["ps", "-eo", "stat,args"], capture_output=True, text=True).stdout
+    assert [line for line in ps.splitlines() if marker in line] == []
+
+
+def test_background_processes_do_not_outlive_the_command(tmp_path: Path) -> None:
+    res = run_confined("sleep 60 & echo $$", workspace=tmp_path, timeout=10)
+    assert not res.timed_out
+    assert _group_members(int(res.stdout.split()[0])) == []
+
+
+def test_output_capped(tmp_path: Path) -> None:
+    res = run_confined("yes | head -c 1000000", workspace=tmp_path, timeout=10, max_output=100)
+    assert res.stdout.startswith("y\ny\n") and "[output truncated: 999,900 more bytes]" in res.stdout
