@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 import threading
 from pathlib import Path
@@ -31,7 +32,7 @@ def build_parser(prog: str = "python -m toolmode.testing") -> argparse.ArgumentP
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the server until interrupted; print the base URL first. Returns the exit code."""
+    """Run the server until Ctrl-C or SIGTERM; print the base URL first. Returns the exit code."""
     args = build_parser().parse_args(argv)
     try:
         items = json.loads(args.script.read_text(encoding="utf-8"))
@@ -46,10 +47,17 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print(base_url, flush=True)
     print(f"serving {len(items)} scripted replies; Ctrl-C to stop", file=sys.stderr, flush=True)
+    stop = threading.Event()
+    previous = None
+    if threading.current_thread() is threading.main_thread():  # signal handlers only work there
+        previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
-        threading.Event().wait()
+        while not stop.wait(1.0):
+            pass
     except KeyboardInterrupt:
         pass
     finally:
         server.stop()
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     return 0

@@ -189,7 +189,8 @@ class Script:
     """Hands out one spec per request, in order. Thread-safe.
 
     `items` is a sequence of items (checked now, so a typo fails where the script is written) or a
-    callable `(request_body, index) -> item`; the callable returning None means the script is over.
+    callable `(request_body, index) -> item` (index = 0-based request number); the callable returning
+    None means the script is over.
     """
 
     def __init__(self, items: Sequence[Any] | ScriptFn) -> None:
@@ -206,24 +207,25 @@ class Script:
 
     @property
     def taken(self) -> int:
-        """How many items have been handed out."""
+        """How many items have been handed out (for a callable: how many times it was called)."""
         return self._taken
 
     def take(self, request: dict[str, Any]) -> Spec:
         """The spec for the next request; raises `ScriptError` if the script is over or broken."""
         with self._lock:
             index = self._taken
-            if self._fn is not None:
-                try:
-                    item = self._fn(request, index)
-                except Exception as exc:
-                    raise ScriptError(f"script callable raised {type(exc).__name__}: {exc}") from exc
-                if item is None:
+            if self._fn is None:
+                if index >= len(self._specs):
                     raise ScriptError(f"script exhausted after {index} replies")
-                spec = parse_item(item)
-            elif index < len(self._specs):
-                spec = self._specs[index]
-            else:
-                raise ScriptError(f"script exhausted after {index} replies")
-            self._taken += 1
-            return spec
+                self._taken += 1
+                return self._specs[index]
+            self._taken += 1  # a callable sees every request's index, even after it failed or ended
+            try:
+                item = self._fn(request, index)
+            except Exception as exc:
+                raise ScriptError(f"script callable raised {type(exc).__name__}: {exc}") from exc
+            if item is None:
+                raise ScriptError(
+                    f"script exhausted after {index} replies (the script callable returned None)"
+                )
+            return parse_item(item)

@@ -54,6 +54,7 @@ class ScriptedModelServer:
         self._server_seconds = 0.0
         self._delay_seconds = 0.0
         self._call_ids = 0
+        self._connections = 0
         self._stopping = threading.Event()
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -99,10 +100,10 @@ class ScriptedModelServer:
 
     @property
     def base_url(self) -> str:
-        """`http://127.0.0.1:PORT/v1`; the server must be started."""
-        if self._httpd is None:
+        """`http://127.0.0.1:PORT/v1` (still readable after stop()); the server must have been started."""
+        if self._thread is None:
             raise RuntimeError(
-                "ScriptedModelServer is not running; call start() or use it as a context manager"
+                "ScriptedModelServer was never started; call start() or use it as a context manager"
             )
         return f"http://127.0.0.1:{self.port}/v1"
 
@@ -123,6 +124,12 @@ class ScriptedModelServer:
         """Seconds slept on purpose by 'slow' faults."""
         with self._lock:
             return self._delay_seconds
+
+    @property
+    def connections(self) -> int:
+        """How many TCP connections clients have opened (1 for a client whose keep-alive pool works)."""
+        with self._lock:
+            return self._connections
 
     @property
     def replies_used(self) -> int:
@@ -158,6 +165,9 @@ class ScriptedModelServer:
                 began = time.perf_counter()
                 self._stopping.wait(spec.delay)
                 slept = time.perf_counter() - began
+                if self._stopping.is_set():  # stopped mid-delay: drop the request as a dying server would
+                    handler.close_connection = True
+                    return
                 self._answer(handler, body, spec.then or _SLOW_DEFAULT, number)
             elif spec.kind == "cut_stream":
                 self._answer(handler, body, spec.then or _CUT_DEFAULT, number, cut=True)
@@ -249,6 +259,9 @@ class _Handler(BaseHTTPRequestHandler):
     def setup(self) -> None:
         super().setup()
         self.server.track(self.connection, alive=True)
+        owner = self.server.owner
+        with owner._lock:
+            owner._connections += 1
 
     def finish(self) -> None:
         self.server.track(self.connection, alive=False)
@@ -270,12 +283,24 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         raw = self._read_body()
         if self._path() in ("/v1/chat/completions", "/chat/completions"):
+            self._responded = False
             try:
                 self.server.owner._chat(self, raw)
-            except (BrokenPipeError, ConnectionResetError):
+            except OSError:
                 self.close_connection = True  # the client gave up (e.g. timed out during a 'slow' fault)
+            except Exception as exc:
+                log.exception("scripted server: internal error")
+                self.close_connection = True
+                if not self._responded:  # a 400, so the client does not retry past the bug
+                    message = f"scripted server: internal error: {type(exc).__name__}: {exc}"
+                    self.send_json(400, wire.error_body(400, message, code="scripted_server_error"))
         else:
             self._not_found()
+
+    def send_response(self, code: int, message: str | None = None) -> None:
+        """Send the status line (and remember that a response has begun)."""
+        self._responded = True
+        super().send_response(code, message)
 
     def _path(self) -> str:
         return self.path.split("?", 1)[0].rstrip("/")
