@@ -36,8 +36,21 @@ TOOLS = [
 ]
 
 
-def client(server: ScriptedModelServer, retries: int = 0) -> OpenAI:
-    return OpenAI(base_url=server.base_url, api_key="test-key", max_retries=retries, timeout=10)
+_clients: list[OpenAI] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_clients() -> Iterator[None]:
+    yield
+    while _clients:
+        _clients.pop().close()
+
+
+def client(server: ScriptedModelServer | str, retries: int = 0) -> OpenAI:
+    base_url = server if isinstance(server, str) else server.base_url
+    c = OpenAI(base_url=base_url, api_key="test-key", max_retries=retries, timeout=10)
+    _clients.append(c)
+    return c
 
 
 def ask(c: OpenAI, messages: list[dict[str, Any]] = USER, **kwargs: Any) -> Any:
@@ -401,8 +414,7 @@ def test_cli_main(tmp_path: Path) -> None:
     )
     try:
         base_url = process.stdout.readline().strip()
-        c = OpenAI(base_url=base_url, api_key="k", max_retries=0, timeout=10)
-        assert ask(c).choices[0].message.content == "from the command line"
+        assert ask(client(base_url)).choices[0].message.content == "from the command line"
     finally:
         process.terminate()  # SIGTERM: SIGINT may be ignored when the test runs as a background job
         _, stderr = process.communicate(timeout=10)
