@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import ctypes
 import os
-import platform
 
 _SYS_CREATE_RULESET = 444
 _SYS_ADD_RULE = 445
@@ -70,7 +69,7 @@ def _call(*args: object) -> int:
 
 def abi_version() -> int:
     """The kernel's Landlock ABI version, or 0 when Landlock is unavailable (or not x86_64 Linux)."""
-    if platform.system() != "Linux" or platform.machine() != "x86_64":
+    if os.uname().sysname != "Linux" or os.uname().machine != "x86_64":
         return 0
     res = _syscall(ctypes.c_long(_SYS_CREATE_RULESET), None, ctypes.c_size_t(0), ctypes.c_uint32(_CREATE_RULESET_VERSION))
     return int(res) if res > 0 else 0

@@ -9,6 +9,7 @@ import json
 import socket
 import struct
 import time
+from collections.abc import Callable
 from typing import Any
 
 HEADER = struct.Struct(">I")
@@ -26,9 +27,9 @@ class FrameTimeout(ProtocolError):
     """The deadline passed while waiting for or sending a frame."""
 
 
-def encode(obj: dict[str, Any]) -> bytes:
-    """One frame for `obj`."""
-    body = json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
+def encode(obj: dict[str, Any], default: Callable[[Any], Any] | None = None) -> bytes:
+    """One frame for `obj` (`default` converts what JSON cannot encode, as in json.dumps)."""
+    body = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=default).encode("utf-8", "surrogatepass")
     return HEADER.pack(len(body)) + body
 
 
@@ -80,9 +81,10 @@ class Channel:
             raise ProtocolError(f"frame of {size:,} bytes exceeds the {self.max_in:,}-byte limit")
         return decode(self._recv_exact(size, deadline))
 
-    def send(self, obj: dict[str, Any], deadline: float | None = None) -> None:
+    def send(self, obj: dict[str, Any], deadline: float | None = None,
+             default: Callable[[Any], Any] | None = None) -> None:
         """Send one frame (FrameTimeout if the peer does not read it before the deadline)."""
-        data = encode(obj)
+        data = encode(obj, default)
         self.sock.settimeout(self._remaining(deadline))
         try:
             self.sock.sendall(data)

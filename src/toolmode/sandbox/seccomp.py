@@ -13,7 +13,6 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
-import platform
 import struct
 
 AUDIT_ARCH_X86_64 = 0xC000003E
@@ -170,7 +169,7 @@ class _SockFprog(ctypes.Structure):
 
 def available() -> bool:
     """True on x86_64 Linux (the only architecture these filters are written for)."""
-    return platform.system() == "Linux" and platform.machine() == "x86_64"
+    return os.uname().sysname == "Linux" and os.uname().machine == "x86_64"
 
 
 def install(program: bytes) -> None:

@@ -1,0 +1,262 @@
+"""The code worker: `python -I -S -B worker.py <socket-fd> <host-pid>`, started by the host, never forked from it.
+
+It receives its policy in the first frame, confines itself (rlimits, capabilities, Landlock, seccomp),
+answers `ready`, then serves `run` frames: executes the program with stdout/stderr captured and tools as
+stubs that call back to the host over the same socket, and answers `done`. Nothing here is trusted by the
+host: the program can reach every object in this process; containment is the OS policy.
+"""
+
+from __future__ import annotations
+
+import _thread
+import builtins
+import io
+import os
+import resource
+import socket
+import sys
+import threading
+import traceback
+from typing import Any
+
+sys.path.append(os.path.dirname(os.path.abspath(__file__)))  # -I leaves the script's directory out
+import caps  # noqa: E402
+import confine  # noqa: E402
+import protocol  # noqa: E402
+
+MAX_HOST_FRAME = 1 << 30
+CPU_LIFETIME_RUNS = 10  # the CPU hard limit is this many runs' worth; the worker retires before hitting it
+
+
+class ToolError(Exception):
+    """A tool failed on the host with an exception that is not a Python builtin: `<Type>: <message>`."""
+
+
+class Capture(io.TextIOBase):
+    """stdout and stderr together: keeps the first `limit` characters and counts the rest."""
+
+    encoding = "utf-8"
+    errors = "strict"
+
+    def __init__(self, limit: int) -> None:
+        self.parts: list[str] = []
+        self.size = 0
+        self.limit = limit
+        self.dropped = 0
+
+    def write(self, s: str) -> int:  # type: ignore[override]
+        if not isinstance(s, str):
+            raise TypeError(f"write() argument must be str, not {type(s).__name__}")
+        room = self.limit - self.size
+        if room > 0:
+            part = s[:room]
+            self.parts.append(part)
+            self.size += len(part)
+        self.dropped += max(0, len(s) - max(room, 0))
+        return len(s)
+
+    def writable(self) -> bool:
+        return True
+
+    def isatty(self) -> bool:
+        return False
+
+    def text(self) -> str:
+        return "".join(self.parts)
+
+
+def _json_default(obj: Any) -> Any:
+    if isinstance(obj, os.PathLike):
+        return os.fspath(obj)
+    if isinstance(obj, (set, frozenset, tuple)):
+        return list(obj)
+    raise TypeError(f"tool arguments must be JSON values; got {type(obj).__name__}")
+
+
+class Rpc:
+    """Tool calls from the program: one request frame, then wait for the result with the same id."""
+
+    def __init__(self, chan: protocol.Channel) -> None:
+        self.chan = chan
+        self.lock = threading.Lock()
+        self.next_id = 0
+
+    def call(self, name: str, kwargs: dict[str, Any]) -> Any:
+        with self.lock:
+            self.next_id += 1
+            cid = self.next_id
+            try:
+                self.chan.send({"op": "call", "id": cid, "name": name, "args": kwargs}, default=_json_default)
+            except ValueError as exc:
+                raise TypeError(f"{name}(): arguments cannot be sent as JSON: {exc}") from None
+            while True:
+                msg = self.chan.recv()
+                if msg.get("op") == "result" and msg.get("id") == cid:
+                    break
+        if msg.get("ok"):
+            if "handles" in msg:
+                return [ToolHandle(spec, self) for spec in msg["handles"]]
+            return msg.get("value")
+        raise _exception(msg) from None
+
+
+def _exception(msg: dict[str, Any]) -> BaseException:
+    name = str(msg.get("exc_type", "ToolError"))
+    message = str(msg.get("message", ""))
+    cls = getattr(builtins, name, None)
+    if isinstance(cls, type) and issubclass(cls, Exception) and name != "ToolError":
+        try:
+            return cls(*msg.get("args", [message]))
+        except Exception:
+            return cls(message)
+    return ToolError(message)
+
+
+def make_stub(spec: dict[str, Any], rpc: Rpc) -> Any:
+    """A plain function that calls the tool on the host; positional arguments map to spec['params']."""
+    name = str(spec["name"])
+    params = [str(p) for p in spec.get("params", [])]
+
+    def stub(*args: Any, **kwargs: Any) -> Any:
+        if len(args) > len(params):
+            raise TypeError(f"{name}() takes {len(params)} positional arguments but {len(args)} were given")
+        for param, value in zip(params, args, strict=False):
+            if param in kwargs:
+                raise TypeError(f"{name}() got multiple values for argument '{param}'")
+            kwargs[param] = value
+        return rpc.call(name, kwargs)
+
+    stub.__name__ = stub.__qualname__ = name
+    stub.__doc__ = f"{spec.get('signature', name)}\n\n{spec.get('doc', '')}".strip()
+    return stub
+
+
+class ToolHandle:
+    """A tool returned by search: call it like a function; describe() gives its signature and docs."""
+
+    __slots__ = ("name", "_signature", "_doc", "_fn")
+
+    def __init__(self, spec: dict[str, Any], rpc: Rpc) -> None:
+        self.name = str(spec["name"])
+        self._signature = str(spec.get("signature", self.name))
+        self._doc = str(spec.get("doc", ""))
+        self._fn = make_stub(spec, rpc)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._fn(*args, **kwargs)
+
+    def describe(self) -> str:
+        return f"{self._signature}\n\n{self._doc}".strip()
+
+    def __repr__(self) -> str:
+        return self._signature
+
+
+def _describe(exc: BaseException) -> dict[str, Any]:
+    line = None
+    for frame, lineno in traceback.walk_tb(exc.__traceback__):
+        if frame.f_code.co_filename == "<code>":
+            line = lineno
+    try:
+        message = str(exc)
+    except Exception:
+        message = "<exception message could not be printed>"
+    return {"type": type(exc).__name__, "message": message, "line": line}
+
+
+class Runner:
+    """Executes programs in a fresh (or, if persistent, the kept) namespace."""
+
+    def __init__(self, rpc: Rpc, persistent: bool, cpu_seconds: int, cpu_hard: int) -> None:
+        self.rpc = rpc
+        self.persistent = persistent
+        self.cpu_seconds = cpu_seconds
+        self.cpu_hard = cpu_hard
+        self.ns: dict[str, Any] = {}
+
+    def _arm_cpu_limit(self) -> bool:
+        """Per-run CPU soft limit; False when the lifetime budget cannot cover another run."""
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        used = int(usage.ru_utime + usage.ru_stime) + 1
+        if used + self.cpu_seconds > self.cpu_hard:
+            return False
+        resource.setrlimit(resource.RLIMIT_CPU, (used + self.cpu_seconds, self.cpu_hard))
+        return True
+
+    def run(self, msg: dict[str, Any]) -> dict[str, Any]:
+        code = str(msg["code"])
+        capture = Capture(int(msg.get("max_output", 4000)))
+        if not self.persistent or not self.ns:
+            self.ns = {"__name__": "__main__", "__builtins__": builtins}
+        ns = self.ns
+        ns["ToolError"] = ToolError
+        for spec in msg.get("stubs", []):
+            ns[str(spec["name"])] = make_stub(spec, self.rpc)
+        error = None
+        saved = sys.stdout, sys.stderr
+        sys.stdout = sys.stderr = capture
+        try:
+            compiled = compile(code, "<code>", "exec")
+        except SyntaxError as exc:
+            error = {"type": type(exc).__name__, "message": str(exc.msg), "line": exc.lineno}
+        else:
+            try:
+                exec(compiled, ns)
+            except SystemExit as exc:
+                if exc.code not in (None, 0):
+                    error = _describe(exc)
+            except BaseException as exc:
+                error = _describe(exc)
+                exc.__traceback__ = None
+        finally:
+            sys.stdout, sys.stderr = saved
+        leftover_threads = _thread._count() > 0  # type: ignore[attr-defined]
+        retire = (leftover_threads and not self.persistent) or not self._arm_cpu_limit()
+        return {"op": "done", "output": capture.text(), "dropped": capture.dropped, "error": error,
+                "retire": retire}
+
+
+def main() -> None:
+    """Confine, report ready, serve runs until the channel closes."""
+    fd, parent = int(sys.argv[1]), int(sys.argv[2])
+    if parent:
+        caps.die_with_parent(parent)
+    sock = socket.socket(fileno=fd)
+    chan = protocol.Channel(sock, max_in=MAX_HOST_FRAME)
+    init = chan.recv()
+    try:
+        limits = init["limits"]
+        cpu = int(limits["cpu_seconds"])
+        cpu_hard = cpu * CPU_LIFETIME_RUNS + 2
+        confine.set_limits(cpu_soft=cpu + 1, cpu_hard=cpu_hard, memory_mb=limits["memory_mb"],
+                           file_size_mb=limits["file_size_mb"], open_files=limits["open_files"])
+        os.chdir(init["workspace"])
+        if init["policy"] == "landlock":
+            applied = confine.lock_down(init["workspace"], worker=True)
+        elif init["policy"] == "bwrap":
+            applied = confine.lock_down_partial(worker=True)
+        else:
+            applied = {}
+    except Exception as exc:  # fail closed: report and never run code
+        chan.send({"op": "fatal", "message": f"{type(exc).__name__}: {exc}"})
+        os._exit(1)
+    chan.send({"op": "ready", **applied})
+    runner = Runner(Rpc(chan), bool(init.get("persistent")), cpu, cpu_hard)
+    while True:
+        try:
+            msg = chan.recv()
+        except protocol.ProtocolError:
+            os._exit(0)
+        if msg.get("op") != "run":
+            continue
+        done = runner.run(msg)
+        try:
+            chan.send(done, default=str)
+        except protocol.ProtocolError:
+            os._exit(3)  # the program closed or broke the channel
+        if done["retire"]:
+            os._exit(0)
+
+
+if __name__ == "__main__":
+    main()
