@@ -1,0 +1,60 @@
+"""Build a bench's report from its results: terminal table, summary.csv, PNG charts, report.html."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from toolmode.bench.charts import all_charts
+from toolmode.bench.html_report import render_html
+from toolmode.bench.results import read_results, read_settings
+from toolmode.bench.stats import is_scripted, summarize
+from toolmode.bench.table import render_table, write_csv
+
+
+@dataclass
+class Report:
+    """Where the report went, and what it summarised."""
+
+    csv: Path
+    html: Path
+    charts: dict[str, Path]
+    cells: list[Any]
+    scripted: bool
+
+
+def model_label(records: list[dict[str, Any]], settings: dict[str, Any]) -> str | None:
+    """The model name(s) of the episodes, marked as pricing-only for scripted runs."""
+    models = sorted({str(r["model"]) for r in records if r.get("model")}) or (
+        [settings["model"]] if settings.get("model") else []
+    )
+    text = ", ".join(models) or None
+    if is_scripted(records) and text:
+        return f"scripted server, priced as {text}"
+    return text
+
+
+def build_report(bench_dir: Path, *, console: Any = None, charts: bool = True) -> Report:
+    """Read `results.jsonl`, print the table (if a rich console is given), write CSV, charts and HTML."""
+    bench_dir = Path(bench_dir)
+    records = read_results(bench_dir)
+    if not records:
+        raise FileNotFoundError(f"no results in {bench_dir} (expected {bench_dir / 'results.jsonl'})")
+    settings = read_settings(bench_dir)
+    scripted = is_scripted(records)
+    model = model_label(records, settings)
+    cells = summarize(records, settings.get("task_order"), settings.get("mode_order"))
+    if console is not None:
+        narrow = console.width < 150
+        console.print(
+            render_table(cells, scripted=scripted, model=model, episodes=len(records), narrow=narrow)
+        )
+    csv_path = bench_dir / "summary.csv"
+    write_csv(csv_path, cells, scripted=scripted, model=model)
+    chart_paths = all_charts(cells, bench_dir, scripted=scripted) if charts else {}
+    html_path = bench_dir / "report.html"
+    html_path.write_text(
+        render_html(cells, records, chart_paths, settings, scripted=scripted, model=model), encoding="utf-8"
+    )
+    return Report(csv_path, html_path, chart_paths, cells, scripted)
