@@ -57,6 +57,12 @@ class _PageHandler(BaseHTTPRequestHandler):
 
 
 @pytest.fixture
+def page_title() -> str:
+    """The <title> of the page that `page_server` serves."""
+    return PAGE_TITLE
+
+
+@pytest.fixture
 def page_server() -> Iterator[str]:
     """A local HTTP server on 127.0.0.1 serving an HTML page titled PAGE_TITLE; yields its URL."""
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _PageHandler)
