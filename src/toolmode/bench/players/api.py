@@ -170,7 +170,8 @@ print(json.dumps(shipping_rate(zone, {weight})))
 
 
 def tool_catalog(play: Play) -> PlayerGen:
-    """React and hybrid: the two tools one after the other; code: one program. Failing: one day off."""
+    """React: the two tools one after the other; hybrid: the zone directly, the rate in code; code: one
+    program. Failing: one day off."""
     m = _match(r"of a ([\d.]+) kg parcel to postcode (\d+)", play.prompt)
     weight, postcode = float(m.group(1)), m.group(2)
     if play.style == "code":
@@ -184,6 +185,10 @@ def tool_catalog(play: Play) -> PlayerGen:
         )
     else:
         zone = (yield Call("postcode_zone", {"postcode": postcode})).strip().strip('"')
-        quote = as_json((yield Call("shipping_rate", {"zone": zone, "weight_kg": weight})))
+        if play.style == "hybrid":
+            program = f"import json\nprint(json.dumps(shipping_rate({zone!r}, {weight})))\n"
+            quote = program_result((yield Code(program, ("shipping_rate",))))
+        else:
+            quote = as_json((yield Call("shipping_rate", {"zone": zone, "weight_kg": weight})))
     days = quote["days"] + 1 if play.failing else quote["days"]
     return f"price: {quote['price_eur']:.2f} EUR; days: {days}"

@@ -120,6 +120,15 @@ print(json.dumps(risky))
 """
 
 
+def _config_program(failing: bool) -> str:
+    # The failing player's bug: it reads commented-out settings as if they were set.
+    return (
+        _CONFIG_PROGRAM.replace("line = line.strip()", 'line = line.strip().lstrip("# ")')
+        if failing
+        else _CONFIG_PROGRAM
+    )
+
+
 def _risky(text: str, failing: bool) -> bool:
     settings = {}
     for line in text.splitlines():
@@ -133,16 +142,13 @@ def _risky(text: str, failing: bool) -> bool:
 def config_scan(play: Play) -> PlayerGen:
     """React: read all configs in one parallel step; code: one program; hybrid: list, then a program."""
     if play.style == "code":
-        program = (
-            _CONFIG_PROGRAM.replace('not line.startswith("#")', "True") if play.failing else _CONFIG_PROGRAM
-        )
-        risky = program_result((yield Code(program, ("list_dir", "read_file"))))
+        risky = program_result((yield Code(_config_program(play.failing), ("list_dir", "read_file"))))
         return ", ".join(risky) if risky else "none"
     names = names_in((yield Call("list_dir", {"path": "configs"})), ".conf")
     if play.style == "hybrid":
-        program = _CONFIG_PROGRAM.replace('list_dir("configs")', json.dumps([{"name": n} for n in names]))
-        if play.failing:
-            program = program.replace('not line.startswith("#")', "True")
+        program = _config_program(play.failing).replace(
+            'list_dir("configs")', json.dumps([{"name": n} for n in names])
+        )
         risky = program_result((yield Code(program, ("read_file",))))
     else:
         texts = yield [Call("read_file", {"path": f"configs/{n}"}) for n in names]
