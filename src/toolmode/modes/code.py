@@ -82,7 +82,7 @@ class CodeMode(Mode):
 
     def quick_index(self) -> str:
         """One line per visible tool: `name(params) -> ReturnType - short doc`, and search_tools if any."""
-        lines = [f"{t.signature()} - {t.summary()}" for t in self.catalog.visible]
+        lines = [_index_line(t) for t in self.catalog.visible]
         if self.index is not None:
             lines.append(
                 f"search_tools(query: str, k: int = 5) -> list[Handle] - find {len(self.catalog.hidden)} more "
@@ -140,6 +140,17 @@ class CodeMode(Mode):
     def close(self) -> None:
         """Stop the sandbox worker."""
         self.sandbox.close()
+
+
+def _index_line(t: Tool, limit: int = 240) -> str:
+    """`signature - summary`, plus the shape of structured results so the model need not guess keys."""
+    line = f"{t.signature()} - {t.summary()}"
+    kind = (t.return_schema or {}).get("type")
+    structured = (t.returns or "").split("[")[0] in ("dict", "list") or kind in ("object", "array")
+    if t.returns_doc and structured:
+        shape = " ".join(t.returns_doc.split())
+        line += f" Returns: {shape if len(shape) <= limit else shape[:limit] + '...'}"
+    return line
 
 
 def _stub(t: Tool) -> StubSpec:

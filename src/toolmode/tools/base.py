@@ -46,6 +46,7 @@ class Tool:
     return_schema: dict[str, Any] | None = None
     deferred: bool = False
     source: str = "python"
+    returns_doc: str | None = None
     _validator: type[pydantic.BaseModel] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
@@ -97,6 +98,7 @@ class Tool:
             returns=returns,
             return_schema=return_schema,
             deferred=deferred,
+            returns_doc=(doc.returns.description or "").strip() or None if doc.returns else None,
             _validator=model,
         )
 
