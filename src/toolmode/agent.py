@@ -47,6 +47,7 @@ class Agent:
         stream: bool = False,
         sandbox: str = "auto",
         persistent: bool = False,
+        sandbox_limits: Any = None,
         recover_text_calls: bool = True,
         recover_code_blocks: bool | None = None,
         model_params: dict[str, Any] | None = None,
@@ -77,7 +78,7 @@ class Agent:
         )
         self.mode: Mode = make_mode(
             mode, list(tools), search=search, visible=visible, direct=direct,
-            workspace=workspace, sandbox=sandbox, persistent=persistent,
+            workspace=workspace, sandbox=sandbox, persistent=persistent, sandbox_limits=sandbox_limits,
         )
 
     def _on_retry(self, attempt: int, wait: float, reason: str) -> None:
