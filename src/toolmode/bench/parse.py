@@ -25,7 +25,7 @@ _MULTIPLIERS = {
     "billion": 1e9,
 }
 _NUMBER = re.compile(
-    r"(?<![\w.])(?P<sign>[-+])?"
+    r"(?<![A-Za-z0-9_.])(?P<sign>[-+])?"
     r"(?P<num>\d{1,3}(?:[,'\u2009\u202f\u00a0_]\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
     r"(?:\s?(?P<mult>万|亿|千|thousand|million|billion|bn|mn|k|m)(?![a-z]))?",
     re.IGNORECASE,
@@ -125,7 +125,7 @@ def segments(text: str, keys: Iterable[str]) -> dict[str, str]:
     spots: list[tuple[int, int, str]] = []
     for key in keys:
         k = normalize(key)
-        for m in re.finditer(re.escape(k) + r"(?![\w.])", norm):
+        for m in re.finditer(re.escape(k) + r"(?![A-Za-z0-9_]|\.[A-Za-z0-9_])", norm):
             spots.append((m.start(), m.end(), key))
     spots.sort()
     out = {key: "" for key in keys}

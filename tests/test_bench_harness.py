@@ -1,0 +1,158 @@
+"""The bench harness end to end: scripted players through the real Agent and the scripted model server.
+
+These test the harness (runner, checkers, resume, report), not a model.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolmode.bench.cli import bench_main
+from toolmode.bench.episode import BenchConfig
+from toolmode.bench.modespec import parse_modes
+from toolmode.bench.report import build_report
+from toolmode.bench.results import read_results
+from toolmode.bench.runner import run_bench
+from toolmode.bench.stats import SCRIPTED_NOTE
+from toolmode.bench.suite import builtin_suite, select
+from toolmode.bench.task import Task, TaskEnv
+
+TASKS = ["log_stats", "time_and_title", "write_report", "api_multihop"]
+MODES = "react,code,hybrid,react+load"
+
+
+def _lines(bench: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (bench / "results.jsonl").read_text().splitlines()]
+
+
+@pytest.fixture(scope="module")
+def solved(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A resumed bench: first 1 run of every episode, then the full 2 runs (only run 2 executes)."""
+    bench = tmp_path_factory.mktemp("bench")
+    tasks, specs = select(builtin_suite(), TASKS), parse_modes(MODES)
+    first = run_bench(tasks, specs, 1, bench, BenchConfig(scripted=True), jobs=4, progress=False)
+    assert len(first) == len(TASKS) * 4
+    second = run_bench(tasks, specs, 2, bench, BenchConfig(scripted=True), jobs=4, progress=False)
+    assert {r["run"] for r in second} == {2}
+    assert len(second) == len(TASKS) * 4
+    return bench
+
+
+def test_every_episode_is_recorded_once_with_its_measures(solved: Path) -> None:
+    records = _lines(solved)
+    keys = [(r["task"], r["mode"], r["run"]) for r in records]
+    assert len(keys) == len(set(keys)) == len(TASKS) * 4 * 2
+    for r in records:
+        assert r["scripted"] is True and r["player"] == "solve"
+        assert r["steps"] >= 1 and r["prompt_tokens"] > 0 and r["completion_tokens"] > 0
+        assert len(r["step_prompt_tokens"]) == r["steps"]
+        assert r["cost"] is not None and r["cost"] > 0
+        assert r["wall_time"] >= r["model_time"] > 0
+        assert r["error"] is None
+        assert (solved / r["trace"]).is_file()
+
+
+def test_scripted_players_solve_every_task_in_every_mode(solved: Path) -> None:
+    failures = [(r["task"], r["mode"], r["reason"], r.get("answer")) for r in _lines(solved) if not r["ok"]]
+    assert failures == []
+
+
+def test_modes_differ_in_requests_as_they_would_with_a_model(solved: Path) -> None:
+    steps = {(r["task"], r["mode"]): r["steps"] for r in _lines(solved) if r["run"] == 1}
+    assert steps[("log_stats", "code")] == 2  # one program, then the answer
+    assert steps[("log_stats", "react")] == 7  # list, five reads, answer
+    assert steps[("api_multihop", "react+load")] > steps[("api_multihop", "react")]  # searches first
+
+
+def test_same_run_gets_the_same_fixtures_in_every_mode(solved: Path) -> None:
+    seeds = {(r["task"], r["run"], r["seed"]) for r in _lines(solved)}
+    assert len(seeds) == len(TASKS) * 2
+
+
+def test_the_episode_workspace_holds_the_written_file(solved: Path) -> None:
+    record = next(r for r in _lines(solved) if r["task"] == "write_report" and r["mode"] == "code")
+    report = (solved / record["trace"]).parent / "workspace" / "report.csv"
+    assert report.read_text().startswith("sku,total_qty\n")
+
+
+def test_report_is_labelled_scripted_and_self_contained(solved: Path) -> None:
+    report = build_report(solved)
+    assert report.scripted
+    rows = list(csv.DictReader(report.csv.open()))
+    assert {(r["task"], r["mode"]) for r in rows} >= {(t, m) for t in TASKS for m in MODES.split(",")}
+    assert all(r["scripted"] == "true" and r["note"] == SCRIPTED_NOTE for r in rows)
+    assert all(r["n"] == "2" and r["success_rate"] == "1" for r in rows if r["task"] in TASKS)
+    page = report.html.read_text()
+    assert SCRIPTED_NOTE in page and "class='banner'" in page
+    assert page.count('src="data:image/png;base64,') == 4
+    assert "http://" not in page and "https://" not in page
+    for chart in report.charts.values():
+        assert chart.read_bytes().startswith(b"\x89PNG")
+
+
+def test_failing_players_are_caught_by_the_checkers(tmp_path: Path) -> None:
+    tasks, specs = select(builtin_suite(), TASKS), parse_modes("react,code,hybrid")
+    records = run_bench(
+        tasks, specs, 1, tmp_path, BenchConfig(scripted=True, failing=True), jobs=4, progress=False
+    )
+    assert len(records) == len(TASKS) * 3
+    assert all(r["player"] == "fail" and not r["ok"] and r["error"] is None for r in records)
+    assert all(r["reason"] and r["reason"] != "harness error" for r in records)
+
+
+def test_a_broken_tool_makes_the_solving_player_fail(tmp_path: Path) -> None:
+    (log_stats,) = select(builtin_suite(), ["log_stats"])
+
+    def tools(env: TaskEnv) -> list[Any]:
+        offered = log_stats.tools(env)
+        read_file = next(t for t in offered if t.name == "read_file")
+        real = read_file.fn
+        read_file.fn = lambda **kw: real(**kw).split("\n", 1)[1]  # drops each file's first line
+        return offered
+
+    broken = Task(**{**log_stats.__dict__, "tools": tools})
+    records = run_bench(
+        [broken], parse_modes("react,code"), 1, tmp_path, BenchConfig(scripted=True), progress=False
+    )
+    assert [r["ok"] for r in records] == [False, False]
+    assert all("expected" in r["reason"] for r in records)
+
+
+def test_harness_errors_become_failed_records(tmp_path: Path) -> None:
+    (task,) = select(builtin_suite(), ["log_stats"])
+
+    def explode(workspace: Path, seed: int) -> dict[str, Any]:
+        raise RuntimeError("fixture builder broke")
+
+    broken = Task(**{**task.__dict__, "build": explode})
+    (record,) = run_bench(
+        [broken], parse_modes("react"), 1, tmp_path, BenchConfig(scripted=True), progress=False
+    )
+    assert record["ok"] is False and "fixture builder broke" in record["error"]
+    assert read_results(tmp_path) == [record]
+
+
+def test_cli_runs_resumes_and_rebuilds_the_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "b"
+    args = ["--scripted", "--tasks", "tool_catalog", "--modes", "code+search,react+proxy", "--no-progress"]
+    assert bench_main([*args, "--runs", "1", "--out", str(out), "--no-charts"]) == 0
+    assert len(_lines(out)) == 2
+    assert bench_main(["--resume", str(out), "--runs", "2", "--no-charts"]) == 0
+    records = _lines(out)
+    assert sorted((r["mode"], r["run"]) for r in records) == [
+        ("code+search", 1), ("code+search", 2), ("react+proxy", 1), ("react+proxy", 2)
+    ]  # fmt: skip
+    assert all(r["ok"] for r in records)
+    assert bench_main(["--report", str(out), "--no-charts"]) == 0
+    printed = capsys.readouterr().out
+    assert "SCRIPTED" in printed and "tool_catalog" in printed
+
+
+def test_cli_refuses_unknown_tasks_and_modes(tmp_path: Path) -> None:
+    assert bench_main(["--scripted", "--tasks", "nope", "--out", str(tmp_path / "x")]) == 2
+    assert bench_main(["--scripted", "--modes", "code+proxy", "--out", str(tmp_path / "y")]) == 2
