@@ -161,7 +161,7 @@ class Sandbox:
             if self.policy == "bwrap":
                 argv = _bwrap_prefix(self.workspace) + argv
             proc = popen_from_spawner(argv, pass_fds=(theirs.fileno(),), cwd=self.workspace,
-                                      env=scrubbed_env(self.workspace), stdin=subprocess.DEVNULL,
+                                      env=scrubbed_env(self.workspace, MALLOC_ARENA_MAX="2"), stdin=subprocess.DEVNULL,
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                       close_fds=True, start_new_session=True)
         except BaseException:
