@@ -14,13 +14,13 @@ from toolmode.cli import main
 from toolmode.testing import call, fault, reply
 
 
-def cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    """Run `python -m toolmode ARGS` in a subprocess."""
+def cli(*args: str, entry: list[str] | None = None) -> subprocess.CompletedProcess:
+    """Run `python -m toolmode ARGS` (or `entry ARGS`) in a subprocess, without any API key in the environment."""
     base = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     base["COLUMNS"] = "200"
     return subprocess.run(
-        [sys.executable, "-m", "toolmode", *args],
-        capture_output=True, text=True, timeout=60, env={**base, **(env or {})}, cwd=cwd,
+        [*(entry or [sys.executable, "-m", "toolmode"]), *args],
+        capture_output=True, text=True, timeout=60, env=base,
     )
 
 
@@ -49,16 +49,10 @@ def test_run_json_prints_the_run_result(scripted, tmp_path: Path) -> None:
     assert "tools" not in server.requests[0]
 
 
-def test_run_quiet_prints_only_the_answer(scripted, tmp_path: Path) -> None:
-    server = scripted([reply("Paris")])
-    proc = cli(*react_args(server, tmp_path, "--no-builtin", "--quiet", "Capital of France?"))
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == "Paris\n"
-    assert proc.stderr == ""
-
-
 def test_missing_api_key_is_a_one_line_error_with_exit_code_2(tmp_path: Path) -> None:
-    proc = cli("run", "--mode", "react", "--no-builtin", "--runs-dir", str(tmp_path / "runs"), "hello")
+    script = Path(sys.executable).parent / "toolmode"  # the console script, when installed
+    entry = [str(script)] if script.exists() else None
+    proc = cli("run", "--mode", "react", "--no-builtin", "--runs-dir", str(tmp_path / "runs"), "hello", entry=entry)
     assert proc.returncode == 2
     assert proc.stdout == ""
     assert "Traceback" not in proc.stderr
@@ -66,19 +60,6 @@ def test_missing_api_key_is_a_one_line_error_with_exit_code_2(tmp_path: Path) ->
     assert len(lines) == 1
     assert "DEEPSEEK_API_KEY" in lines[0]
     assert not (tmp_path / "runs").exists()  # nothing was started
-
-
-def test_tools_search_ranks_fetch_url_first(tmp_path: Path) -> None:
-    toolmode = Path(sys.executable).parent / "toolmode"  # the console script
-    args = [str(toolmode)] if toolmode.exists() else [sys.executable, "-m", "toolmode"]
-    env = {**{k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}, "COLUMNS": "200"}
-    proc = subprocess.run([*args, "tools", "search", "download web page", "--workspace", str(tmp_path)],
-                          capture_output=True, text=True, timeout=60, env=env)
-    assert proc.returncode == 0, proc.stderr
-    rows = [line for line in proc.stdout.splitlines() if line.startswith("│")]
-    assert rows, proc.stdout
-    first = [cell.strip() for cell in rows[0].strip("│").split("│")]
-    assert first[0] == "1" and first[2] == "fetch_url"
 
 
 # ----------------------------------------------------------------------------- in process
@@ -104,6 +85,23 @@ def test_tools_lists_the_builtin_tools(wide, tmp_path: Path, capsys) -> None:
 def test_tools_list_action_and_no_builtin(wide, capsys) -> None:
     assert main(["tools", "list", "--no-builtin"]) == 0
     assert "0 tools" in capsys.readouterr().out
+
+
+def test_tools_search_ranks_fetch_url_first(wide, tmp_path: Path, capsys) -> None:
+    assert main(["tools", "search", "download web page", "--workspace", str(tmp_path)]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("│")]
+    assert rows
+    first = [cell.strip() for cell in rows[0].strip("│").split("│")]
+    assert first[0] == "1" and first[2] == "fetch_url"
+
+
+def test_run_quiet_prints_only_the_answer(wide, scripted, tmp_path: Path, capsys) -> None:
+    server = scripted([call("calculator", expression="6*7"), reply("42")])
+    assert main(react_args(server, tmp_path, "--quiet", "What is six times seven?")) == 0
+    captured = capsys.readouterr()
+    assert captured.out == "42\n"
+    assert captured.err == ""
+    assert [m["content"] for m in server.requests[1]["messages"] if m["role"] == "tool"] == ["42"]
 
 
 def test_tools_search_needs_a_query(wide, capsys) -> None:
