@@ -1,0 +1,97 @@
+"""Sandbox figures: warm run_code round trip, tool-call RPC round trip, throughput vs plain python3, idle RSS.
+
+Run: `python benchmarks/sandbox.py` (Linux with Landlock; prints figures, no assertions).
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from toolmode.sandbox import Sandbox, SandboxLimits, StubSpec
+
+COUNT_CODE = """
+import glob, time
+t0 = time.perf_counter()
+counts = {}
+for name in sorted(glob.glob("log*.txt")):
+    with open(name, encoding="utf-8") as f:
+        counts[name] = sum(1 for line in f if "ERROR" in line)
+print(counts)
+print("inner", time.perf_counter() - t0)
+"""
+
+RPC_CODE = """
+import time
+samples = []
+for _ in range(2000):
+    t0 = time.perf_counter()
+    noop()
+    samples.append(time.perf_counter() - t0)
+samples.sort()
+print(samples[len(samples) // 2], samples[int(len(samples) * 0.95)])
+"""
+
+
+def _pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(len(values) * q))]
+
+
+def _make_logs(ws: Path) -> None:
+    for i in range(5):
+        lines = [f"2024-01-01 12:00:{n % 60:02d} {'ERROR' if n % 7 == 0 else 'INFO'} request {n} done\n"
+                 for n in range(200_000)]
+        (ws / f"log{i}.txt").write_text("".join(lines), encoding="utf-8")
+
+
+def _inner(text: str) -> float:
+    return float(text.split("inner", 1)[1].split()[0])
+
+
+def main() -> None:
+    """Print the figures."""
+    noop = StubSpec("noop", [], "noop() -> None", "Do nothing.")
+    with tempfile.TemporaryDirectory() as tmp:
+        ws = Path(tmp)
+        _make_logs(ws)
+        with Sandbox(ws, SandboxLimits(timeout=60, max_tool_calls=5000)) as sb:
+            print(sb.describe_policy())
+            sb.run("pass", [], lambda n, k: None)
+            rss = Path(f"/proc/{sb.spawned_pids[-1]}/status").read_text()
+            fields = {line.split(":")[0]: line.split(":")[1].strip() for line in rss.splitlines() if ":" in line}
+            rounds = []
+            for _ in range(300):
+                t0 = time.perf_counter()
+                sb.run("x = 1", [noop], lambda n, k: None)
+                rounds.append(time.perf_counter() - t0)
+            print(f"run_code round trip (warm worker, trivial program, n=300): median {statistics.median(rounds) * 1e3:.2f} ms, "
+                  f"p95 {_pct(rounds, 0.95) * 1e3:.2f} ms")
+            med, p95 = map(float, sb.run(RPC_CODE, [noop], lambda n, k: None).output.split())
+            print(f"tool call RPC round trip (n=2000, timed inside the program): median {med * 1e3:.3f} ms, "
+                  f"p95 {p95 * 1e3:.3f} ms")
+
+            sandboxed, sandboxed_wall, plain, plain_wall = [], [], [], []
+            for _ in range(5):
+                t0 = time.perf_counter()
+                res = sb.run(COUNT_CODE, [], lambda n, k: None)
+                sandboxed_wall.append(time.perf_counter() - t0)
+                sandboxed.append(_inner(res.output))
+                t0 = time.perf_counter()
+                out = subprocess.run([sys.executable, "-c", COUNT_CODE], cwd=ws, capture_output=True, text=True, check=True)
+                plain_wall.append(time.perf_counter() - t0)
+                plain.append(_inner(out.stdout))
+            s, p = statistics.median(sandboxed), statistics.median(plain)
+            print(f"count ERROR lines, 5 files x 200,000 lines (median of 5): in run_code {s * 1e3:.0f} ms "
+                  f"(whole round trip {statistics.median(sandboxed_wall) * 1e3:.0f} ms), plain python3 {p * 1e3:.0f} ms "
+                  f"(whole process incl. startup {statistics.median(plain_wall) * 1e3:.0f} ms); ratio {s / p:.2f}x")
+            print(f"idle worker memory (after one trivial run): VmHWM (peak RSS) {fields.get('VmHWM')}, "
+                  f"VmRSS {fields.get('VmRSS')}")
+
+
+if __name__ == "__main__":
+    main()
