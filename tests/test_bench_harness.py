@@ -156,3 +156,21 @@ def test_cli_runs_resumes_and_rebuilds_the_report(tmp_path: Path, capsys: pytest
 def test_cli_refuses_unknown_tasks_and_modes(tmp_path: Path) -> None:
     assert bench_main(["--scripted", "--tasks", "nope", "--out", str(tmp_path / "x")]) == 2
     assert bench_main(["--scripted", "--modes", "code+proxy", "--out", str(tmp_path / "y")]) == 2
+
+
+def test_demo_runs_offline_and_says_it_is_scripted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from toolmode.bench.demo import demo_main
+
+    assert demo_main(["--quiet", "--out", str(tmp_path)]) == 0
+    printed = capsys.readouterr().out
+    assert "scripted" in printed.lower() and "DEEPSEEK_API_KEY" in printed
+    records = _lines(tmp_path)
+    assert {(r["task"], r["mode"]) for r in records} == {
+        (t, m) for t in ("log_stats", "time_and_title") for m in ("react", "code", "hybrid")
+    }
+    assert all(r["ok"] for r in records)
+    guessed = next(r for r in records if r["task"] == "time_and_title" and r["mode"] == "code")
+    trace = (tmp_path / guessed["trace"]).read_text()
+    assert guessed["steps"] == 3 and "AttributeError" in trace  # the wrong guess, then the fix

@@ -19,6 +19,8 @@ def fmt(stat: Stat, key: str, *, compact: bool = False) -> str:
     """
     if stat.mean is None:
         return "—"
+    if stat.n < 2:  # one run has no spread: show the value alone
+        return fmt(Stat(stat.mean, 0.0, 2), key, compact=False).split(" ± ")[0]
     sep = "\n±" if compact else " ± "
     if key == "success":
         return f"{stat.mean:.0%}{sep}{stat.sd:.0%}"

@@ -1,0 +1,87 @@
+"""`toolmode demo`: the two classic tasks in react, code and hybrid mode, with scripted replies.
+
+No API key and no network: a local scripted model server plays the model. The players behave the way
+real model runs of these tasks behave (react reads file by file, code writes one program, and one code
+run first treats fetch_url's dict as a string, reads the error and fixes it), so the step view and the
+comparison table show the shape of a real comparison, but the replies are scripted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+
+from toolmode.bench.episode import BenchConfig, run_episode
+from toolmode.bench.modespec import parse_modes
+from toolmode.bench.players import PLAYERS
+from toolmode.bench.players.web import time_and_title_guessing
+from toolmode.bench.report import build_report
+from toolmode.bench.results import ResultsFile, write_settings
+from toolmode.bench.stats import SCRIPTED_NOTE
+from toolmode.bench.suite import builtin_suite, select
+
+DEMO_TASKS = ["log_stats", "time_and_title"]
+DEMO_MODES = "react,code,hybrid"
+REAL_MODEL_HINT = (
+    "To run the same comparison with a real model:\n"
+    "  export DEEPSEEK_API_KEY=sk-...\n"
+    "  toolmode bench --tasks log_stats,time_and_title --modes react,code,hybrid --runs 5\n"
+    "or against a local OpenAI-compatible server:\n"
+    "  toolmode bench --tasks log_stats,time_and_title --base-url http://127.0.0.1:8080/v1 --model qwen"
+)
+
+
+def demo_main(argv: list[str]) -> int:
+    """Entry point of `toolmode demo`; returns the exit status."""
+    from rich.console import Console
+    from rich.panel import Panel
+
+    parser = argparse.ArgumentParser(
+        prog="toolmode demo", description="Scripted demo: no API key, no network."
+    )
+    parser.add_argument(
+        "--out", help="keep the results, traces and report here (default: a temporary directory)"
+    )
+    parser.add_argument("--quiet", action="store_true", help="no step view, only the comparison table")
+    parser.add_argument("--charts", action="store_true", help="also write PNG charts into the report")
+    parser.add_argument("--sandbox", choices=["auto", "landlock", "bwrap", "none"], default="auto")
+    args = parser.parse_args(argv)
+
+    console = Console()
+    console.print(
+        Panel(
+            f"[bold]This demo uses a scripted model server[/]: the replies are scripted, not written by a model "
+            f"({SCRIPTED_NOTE}).\nIt runs two tasks — log statistics over 5 files, and the time in a city plus "
+            "the title of a local web page — in react, code and hybrid mode, through the real agent loop, "
+            "tools and sandbox.",
+            title="toolmode demo",
+            border_style="red",
+        )
+    )
+    out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="toolmode-demo-"))
+    out.mkdir(parents=True, exist_ok=True)
+    tasks = select(builtin_suite(), DEMO_TASKS)
+    specs = parse_modes(DEMO_MODES)
+    players = {**PLAYERS, "time_and_title": time_and_title_guessing}
+    config = BenchConfig(scripted=True, players=players, console=not args.quiet, sandbox=args.sandbox)
+    write_settings(out, {"tasks": ",".join(DEMO_TASKS), "modes": DEMO_MODES, "runs": 1, "scripted": True,
+                         "task_order": DEMO_TASKS, "mode_order": [s.label for s in specs]})  # fmt: skip
+    results = ResultsFile(out)
+    results.path.unlink(missing_ok=True)
+    for task in tasks:
+        for spec in specs:
+            if not args.quiet:
+                console.rule(f"[bold]{task.name}[/] · {spec.label} mode (scripted)")
+            record = run_episode(task, spec, 1, 1, out, config)
+            results.append(record)
+            verdict = "[green]correct[/]" if record["ok"] else f"[red]wrong[/] ({record.get('reason')})"
+            if record.get("error") and not record.get("steps"):
+                verdict = f"[red]harness error[/]: {record['error']}"
+            console.print(f"checker: {verdict}; {record.get('steps', 0)} requests, "
+                          f"{record.get('prompt_tokens', 0):,} prompt tokens")  # fmt: skip
+    report = build_report(out, console=console, charts=args.charts)
+    console.print(f"\nresults: {out / 'results.jsonl'}\nreport:  {report.html}")
+    console.print(Panel(f"[bold red]The replies above were scripted[/] ({SCRIPTED_NOTE}).\n{REAL_MODEL_HINT}",
+                        border_style="red"))  # fmt: skip
+    return 0
