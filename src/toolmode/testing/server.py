@@ -150,11 +150,11 @@ class ScriptedModelServer:
                     400, wire.error_body(400, "scripted server: request body is not a JSON object")
                 )
                 return
-            with self._lock:
-                self._requests.append(body)
-                number = len(self._requests)
             try:
-                spec = self._script.take(body)
+                with self._lock:  # one lock, so request order and script order agree
+                    self._requests.append(body)
+                    number = len(self._requests)
+                    spec = self._script.take(body)
             except ScriptError as exc:
                 log.warning("scripted server: %s", exc)
                 handler.send_json(400, wire.error_body(400, f"scripted server: {exc}", code="script_error"))
@@ -183,18 +183,18 @@ class ScriptedModelServer:
     ) -> None:
         spec = self._with_call_ids(spec)
         usage = self._meter.usage(body, spec)
-        meta = {
-            "id": f"chatcmpl-scripted-{number}",
-            "model": body.get("model") or self.model,
-            "created": int(time.time()),
-        }
+        reply_id, created = f"chatcmpl-scripted-{number}", int(time.time())
+        model = str(body.get("model") or self.model)
         if body.get("stream") is True:
             options = body.get("stream_options") or {}
             include_usage = isinstance(options, dict) and bool(options.get("include_usage"))
-            chunks = wire.stream_chunks(spec, usage=usage if include_usage else None, **meta)
+            chunks = wire.stream_chunks(
+                spec, id=reply_id, model=model, created=created, usage=usage if include_usage else None
+            )
             handler.send_sse(chunks, cut=cut)
         else:
-            handler.send_json(200, wire.completion(spec, usage=usage, **meta), cut=cut)
+            reply = wire.completion(spec, id=reply_id, model=model, created=created, usage=usage)
+            handler.send_json(200, reply, cut=cut)
 
     def _with_call_ids(self, spec: ReplySpec) -> ReplySpec:
         if all(c.id for c in spec.tool_calls):
