@@ -212,3 +212,15 @@ def test_proxy_errors_are_answered(scripted) -> None:
 def test_search_must_be_load_or_proxy() -> None:
     with pytest.raises(ValueError, match="search must be"):
         ReactMode(TOOLS, search="magic")  # type: ignore[arg-type]
+
+
+@pytest.mark.xfail(strict=True, reason="BUG: ReactMode.loaded lives on the Agent's mode, so tools found in one "
+                                       "run are already sent in the first request of the next run")
+def test_load_found_tools_do_not_leak_into_the_next_run(scripted) -> None:
+    server = scripted([call("search_tools", query="download web page", k=1), reply("one"), reply("two")])
+    with Agent(tools=TOOLS, mode="react", search="load", model="m", base_url=server.base_url, console=False,
+               runs_dir=None) as agent:
+        agent.run("first task")
+        agent.run("second task")
+    assert names(server.requests[1]) == ["echo", "search_tools", "download_page"]  # within the first run
+    assert names(server.requests[2]) == ["echo", "search_tools"]  # a fresh run starts from the base list
