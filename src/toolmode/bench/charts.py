@@ -39,7 +39,7 @@ def grouped_bars(
     modes = list(dict.fromkeys(c.mode for c in cells))
     by = {(c.task, c.mode): c for c in cells}
     width = 0.8 / max(len(modes), 1)
-    fig, ax = plt.subplots(figsize=(max(8, 1.1 * len(tasks) * max(1, len(modes)) * 0.45 + 3), 5.2))
+    fig, ax = plt.subplots(figsize=(min(16, max(8, 0.3 * len(tasks) * max(1, len(modes)) + 3)), 5.5))
     anything = False
     for i, mode in enumerate(modes):
         xs, means, sds, ns = [], [], [], []
