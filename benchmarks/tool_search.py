@@ -54,11 +54,13 @@ def plain_bm25_ranker(tools: Sequence[Tool]) -> Searcher:
     return search
 
 
-def toolindex_ranker(ranker: str, params: BM25Params | None = None) -> Callable[[Sequence[Tool]], Searcher]:
+def toolindex_ranker(
+    ranker: str, params: BM25Params | None = None, embedder: str | None = None
+) -> Callable[[Sequence[Tool]], Searcher]:
     """The project's ToolIndex with the given ranker."""
 
     def build(tools: Sequence[Tool]) -> Searcher:
-        index = ToolIndex(tools, ranker, params=params)
+        index = ToolIndex(tools, ranker, params=params, embedder=embedder)
         return lambda query, k: [t.name for t in index.search(query, k)]
 
     return build
@@ -136,6 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data-dir", type=Path, default=DEFAULT_DIR)
     ap.add_argument("--limit", type=int, default=None, help="at most this many queries per half")
     ap.add_argument("--no-fused", action="store_true", help="skip the fused ranker even if installed")
+    ap.add_argument("--backend", default=None, help="embedding backend for the fused ranker (minilm, e5)")
     ap.add_argument("--tune", action="store_true", help="grid-search BM25F settings on the tune half")
     ap.add_argument("--scale", type=int, default=10_000, help="size of the synthetic catalog (0 to skip)")
     args = ap.parse_args(argv)
@@ -159,10 +162,10 @@ def main(argv: list[str] | None = None) -> int:
     ]
     if not args.no_fused:
         try:
-            from toolmode.tools.semantic import default_embedder
+            from toolmode.tools.semantic import get_embedder
 
-            backend = default_embedder()
-            rankers.append((f"(iv) fused: bm25 + {backend.key}", toolindex_ranker("fused")))
+            key = get_embedder(args.backend).key
+            rankers.append((f"(iv) fused: bm25 + {key}", toolindex_ranker("fused", embedder=args.backend)))
         except ImportError as exc:
             print(f"fused ranker skipped: {exc}")
 
