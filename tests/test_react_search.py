@@ -214,8 +214,6 @@ def test_search_must_be_load_or_proxy() -> None:
         ReactMode(TOOLS, search="magic")  # type: ignore[arg-type]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: ReactMode.loaded lives on the Agent's mode, so tools found in one "
-                                       "run are already sent in the first request of the next run")
 def test_load_found_tools_do_not_leak_into_the_next_run(scripted) -> None:
     server = scripted([call("search_tools", query="download web page", k=1), reply("one"), reply("two")])
     with Agent(tools=TOOLS, mode="react", search="load", model="m", base_url=server.base_url, console=False,

@@ -82,17 +82,14 @@ def test_only_known_tools_among_several() -> None:
     assert _pairs(content) == [("read_file", {"path": "a.txt"})]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: a one-line fence ```json {...}``` is not recovered (_FENCE needs a newline)")
 def test_one_line_fence_is_recovered() -> None:
     assert _pairs(f"```json {READ_A}```") == [("read_file", {"path": "a.txt"})]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: a fence followed by CRLF is not recovered (_FENCE allows only \\n)")
 def test_crlf_fence_is_recovered() -> None:
     assert _pairs(f"```json\r\n{READ_A}\r\n```") == [("read_file", {"path": "a.txt"})]
 
 
-@pytest.mark.xfail(strict=True, reason='BUG: "arguments": null is recovered as the text "null", not {}')
 def test_null_arguments_become_an_empty_object() -> None:
     assert _pairs('```json\n{"name": "list_dir", "arguments": null}\n```') == [("list_dir", {})]
 

@@ -443,8 +443,6 @@ def test_parameter_names_that_shadow_basemodel_attributes_still_work() -> None:
     assert t(sql="select 1", schema="s", json=True) == "select 1@s:True"
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: parameters named schema/json/copy/dict/validate make pydantic warn "
-                                       "('shadows an attribute in parent BaseModel') when the tool is built")
 def test_parameter_names_that_shadow_basemodel_attributes_do_not_warn() -> None:
     def query(sql: str, schema: str = "public") -> str:
         """Run SQL."""
@@ -455,8 +453,6 @@ def test_parameter_names_that_shadow_basemodel_attributes_do_not_warn() -> None:
         Tool.from_function(query)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: a parameter named model_config crashes Tool.from_function "
-                                       "(TypeError: 'FieldInfo' object is not iterable)")
 def test_parameter_named_model_config() -> None:
     def configure(model_config: str) -> str:
         """Configure."""

@@ -82,7 +82,9 @@ class ConsoleSink:
                 self.console.print("[bold]answer[/]")
                 self.console.print(d["answer"] or "", markup=False, highlight=False)
         else:
-            self.console.print(f"[bold red]stopped: {escape(d['stopped'])}[/] {escape(d.get('error') or '')}")
+            error = d.get("error") or ""
+            line = f"stopped: {d['stopped']} - {error.removeprefix('stopped: ')}"
+            self.console.print(f"[bold red]{escape(line)}[/]")
         self._print(
             f"[bold]total[/] {u['requests']} requests · prompt {u['prompt_tokens']:,} (cached {u['cached_tokens']:,})"
             f" · completion {u['completion_tokens']:,} · cost {_fmt_cost(d['cost'])} · {d['wall_time']:.2f} s"

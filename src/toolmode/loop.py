@@ -38,6 +38,7 @@ def run_agent(
 ) -> RunResult:
     """Run `task` to an answer (or the step limit) and return the result with usage and cost."""
     trace = trace or Trace()
+    mode.reset()
     prices = prices or PriceTable()
     started = time.monotonic()
     messages: list[dict[str, Any]] = []

@@ -87,7 +87,7 @@ class Trace:
         """Send an event to every sink. A failing sink never stops the run."""
         event = Event(kind, data, time.monotonic() - self.started)
         with self._lock:
-            for sink in self.sinks:
+            for sink in list(self.sinks):
                 try:
                     sink.emit(event)
                 except Exception as exc:  # noqa: BLE001 - a broken printer must not kill the agent

@@ -112,7 +112,7 @@ class ModelClient:
                 if elapsed + wait >= self.deadline:
                     raise ModelError(
                         f"gave up after {attempt} attempt(s) in {elapsed:.1f} s "
-                        f"(deadline {self.deadline:.0f} s): {exc}"
+                        f"(deadline {self.deadline:g} s): {exc}"
                     ) from None
                 if self.on_retry:
                     self.on_retry(attempt, wait, str(exc))
@@ -170,8 +170,8 @@ class ModelClient:
                     delta = choice.get("delta") or {}
                     if delta.get("content"):
                         content.append(delta["content"])
-                    if delta.get("reasoning_content"):
-                        reasoning.append(delta["reasoning_content"])
+                    if delta.get("reasoning_content") or delta.get("reasoning"):
+                        reasoning.append(delta.get("reasoning_content") or delta["reasoning"])
                     for tc in delta.get("tool_calls") or []:
                         slot = calls.setdefault(tc.get("index", 0), {"id": None, "name": "", "arguments": ""})
                         slot["id"] = tc.get("id") or slot["id"]

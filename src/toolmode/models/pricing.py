@@ -42,7 +42,8 @@ class PriceTable:
             return None
         if "price" in entry:
             return Price(**entry["price"])
-        at = (at or datetime.now(UTC)).astimezone(UTC)
+        at = at or datetime.now(UTC)
+        at = at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)  # naive means UTC
         peak = at.weekday() < 5 and any(lo <= at.hour < hi for lo, hi in entry.get("peak_hours_utc", []))
         return Price(**entry["peak" if peak else "off_peak"])
 

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 import re
+import uuid
 from collections.abc import Collection
 from typing import Any
 
 from toolmode.models.reply import ToolCall
 
-_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n(.*?)```", re.DOTALL)
+# The language tag counts only when whitespace follows it: "```json {...}```" on one line is valid too.
+_FENCE = re.compile(r"```[ \t]*(?:([A-Za-z0-9_+-]+)(?=\s))?[ \t]*\r?\n?(.*?)```", re.DOTALL)
 _JSON_LANGS = {"", "json", "tool_call", "tool", "function"}
 _PY_LANGS = {"python", "py", "python3"}
 
@@ -43,7 +45,8 @@ def recover_code_call(content: str | None, code_tool: str = "run_code") -> list[
     blocks = [body for lang, body in _FENCE.findall(content) if lang.lower() in _PY_LANGS]
     if len(blocks) != 1 or not blocks[0].strip():
         return []
-    return [ToolCall(id="recovered_code_0", name=code_tool, arguments=json.dumps({"code": blocks[0]}))]
+    call_id = f"recovered_code_{uuid.uuid4().hex[:12]}"
+    return [ToolCall(id=call_id, name=code_tool, arguments=json.dumps({"code": blocks[0]}))]
 
 
 def _json_objects(text: str) -> list[Any]:
@@ -71,6 +74,6 @@ def _as_call(obj: Any, tool_names: Collection[str], index: int) -> ToolCall | No
     name = obj.get("name") or obj.get("tool")
     if not isinstance(name, str) or name not in tool_names:
         return None
-    arguments = obj.get("arguments", obj.get("parameters", {}))
+    arguments = obj.get("arguments", obj.get("parameters")) or {}
     text = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
-    return ToolCall(id=f"recovered_{index}", name=name, arguments=text)
+    return ToolCall(id=f"recovered_{uuid.uuid4().hex[:12]}_{index}", name=name, arguments=text)

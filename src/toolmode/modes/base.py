@@ -35,6 +35,9 @@ class Mode(ABC):
         """Instructions this mode adds to the conversation, if any."""
         return None
 
+    def reset(self) -> None:  # noqa: B027 - optional hook
+        """Forget per-run state (tools loaded by search) before a new run starts."""
+
     def notes(self) -> list[str]:
         """Lines shown at the start of a run (e.g. the sandbox policy in force)."""
         return []

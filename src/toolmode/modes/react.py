@@ -57,6 +57,11 @@ class ReactMode(Mode):
             ]
         return {t.name: t for t in meta}
 
+    def reset(self) -> None:
+        """A new run starts with no loaded tools, so its first request does not depend on earlier runs."""
+        with self._lock:
+            self.loaded.clear()
+
     def system_prompt(self) -> str | None:
         """Explains how hidden tools are found, when there are any."""
         if self.search == "load":
@@ -118,11 +123,18 @@ class ReactMode(Mode):
         t = self.catalog.get(name)
         return f"{t.signature()}\n\n{t.description}\n\nArguments (JSON schema): {json.dumps(t.parameters, ensure_ascii=False)}"
 
-    def _call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+    def _call_tool(self, name: str, arguments: dict[str, Any] | str | None = None) -> Any:
         """Run any tool by name.
 
         Args:
             name: The tool's exact name.
             arguments: The tool's arguments as a JSON object.
         """
+        if isinstance(arguments, str):  # models often send the object as a JSON string
+            try:
+                arguments = json.loads(arguments) if arguments.strip() else {}
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"call_tool: arguments is not a JSON object ({exc.msg})") from None
+        if not isinstance(arguments, dict):
+            raise ValueError("call_tool: arguments must be a JSON object")
         return self.catalog.get(name)(**arguments)

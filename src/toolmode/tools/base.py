@@ -73,9 +73,11 @@ class Tool:
                 continue
             annotation = _typeddict_compat(hints.get(pname, Any))
             default = ... if param.default is inspect.Parameter.empty else param.default
-            fields[pname] = (
+            # Fields get neutral names and the parameter name as alias, so parameters called `schema`,
+            # `json` or `model_config` cannot clash with pydantic's own attributes.
+            fields[f"p{len(fields)}"] = (
                 annotation,
-                pydantic.Field(default=default, description=param_docs.get(pname) or None),
+                pydantic.Field(default=default, alias=pname, description=param_docs.get(pname) or None),
             )
         model = pydantic.create_model(f"{fn.__name__}_arguments", **fields)  # type: ignore[call-overload]
         schema = _clean_schema(model.model_json_schema())
@@ -152,7 +154,7 @@ class Tool:
             )
             raise ToolArgumentError(f"{self.name}: {problems}; expected: {self.signature()}") from None
         # Keep validated objects (dataclass instances, enums) rather than a dump back to dicts.
-        return {k: getattr(validated, k) for k in type(validated).model_fields}
+        return {f.alias or k: getattr(validated, k) for k, f in type(validated).model_fields.items()}
 
     def __call__(self, **arguments: Any) -> Any:
         """Validate the arguments and call the function; awaitables are run to completion."""
