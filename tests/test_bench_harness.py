@@ -174,3 +174,12 @@ def test_demo_runs_offline_and_says_it_is_scripted(
     guessed = next(r for r in records if r["task"] == "time_and_title" and r["mode"] == "code")
     trace = (tmp_path / guessed["trace"]).read_text()
     assert guessed["steps"] == 3 and "AttributeError" in trace  # the wrong guess, then the fix
+
+
+def test_cli_stops_before_any_episode_without_an_api_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("DEEPSEEK_API_KEY", raising=False)
+    assert bench_main(["--tasks", "log_stats", "--out", str(tmp_path / "b"), "--no-progress"]) == 2
+    assert "DEEPSEEK_API_KEY" in capsys.readouterr().out
+    assert not (tmp_path / "b" / "results.jsonl").exists()

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 from toolmode.bench.stats import ALL_TASKS, SCRIPTED_NOTE, Cell
 
 
-def _plt():  # noqa: ANN202 - matplotlib's pyplot module
+def _plt() -> Any:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -17,7 +18,7 @@ def _plt():  # noqa: ANN202 - matplotlib's pyplot module
     return plt
 
 
-def _label(fig, title: str, scripted: bool) -> None:  # noqa: ANN001
+def _label(fig: Any, title: str, scripted: bool) -> None:
     fig.suptitle(title, fontsize=12, fontweight="bold")
     if scripted:
         fig.text(0.5, 0.005, f"SCRIPTED: {SCRIPTED_NOTE}", ha="center", va="bottom", color="red", fontsize=10)

@@ -20,7 +20,7 @@ class FixtureServer:
         pages = self.pages
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+            def do_GET(self) -> None:
                 path = self.path.split("?", 1)[0]
                 if path.endswith("/"):
                     path += "index.html"
