@@ -37,7 +37,6 @@ _OFF_ARG = 16  # args[i] low 32 bits at 16 + 8*i (little endian)
 CLONE_THREAD = 0x00010000
 CLONE_NEWTIME = 0x00000080
 CLONE_NEW_MASK = 0x7E020000 | CLONE_NEWTIME  # NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET, NEWTIME
-AF_UNIX = 1
 TIOCSTI = 0x5412
 TIOCLINUX = 0x541C
 
@@ -116,7 +115,7 @@ def _errno(e: int) -> int:
 
 def build_filter(*, worker: bool, pid: int = 0) -> bytes:
     """The BPF program: `worker=True` for the code worker (pid = its own pid, the only kill() target
-    allowed), `worker=False` for the shell (exec, fork and AF_UNIX sockets allowed; signals are scoped by
+    allowed), `worker=False` for the shell (exec, fork and socketpair allowed, socket denied; signals are scoped by
     Landlock to the shell's own processes)."""
     a = _Asm()
     a.ld(_OFF_ARCH)
@@ -149,9 +148,9 @@ def build_filter(*, worker: bool, pid: int = 0) -> bytes:
             a.jump(_JEQ, pid, "allow", "eperm")
             a.label(f"after_{name}")
     else:
-        a.jump(_JEQ, NR["socket"], 0, "allow")
-        a.ld(_OFF_ARG)
-        a.jump(_JEQ, AF_UNIX, "allow", "eperm")
+        # No socket() at all: Landlock (ABI <= 7) does not govern connecting to pathname unix sockets
+        # such as /var/run/docker.sock. socketpair() stays allowed for local IPC between the shell's processes.
+        a.jump(_JEQ, NR["socket"], "eperm", "allow")
     a.label("allow")
     a.ret(RET_ALLOW)
     a.label("eperm")

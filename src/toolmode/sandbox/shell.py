@@ -1,6 +1,6 @@
 """`run_confined`: `/bin/sh -c command` under the sandbox's file-system and network rules.
 
-Writes only in the workspace, no TCP/UDP (only AF_UNIX sockets), exec and child processes allowed,
+Writes only in the workspace, no sockets (socketpair only), exec and child processes allowed,
 capabilities dropped, scrubbed environment, own session; on timeout the whole process group is killed.
 Used by the `run_shell` builtin in every mode.
 """
