@@ -97,3 +97,25 @@ def test_background_processes_do_not_outlive_the_command(tmp_path: Path) -> None
 def test_output_capped(tmp_path: Path) -> None:
     res = run_confined("yes | head -c 1000000", workspace=tmp_path, timeout=10, max_output=100)
     assert res.stdout.startswith("y\ny\n") and "[output truncated: 999,900 more bytes]" in res.stdout
+
+
+def test_no_unix_socket_but_socketpair_works(tmp_path: Path) -> None:
+    # A listening pathname socket in the workspace: reachable through Landlock, so seccomp must stop it.
+    import socket
+
+    path = tmp_path / "host.sock"
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(path))
+    listener.listen(1)
+    try:
+        program = (
+            "import socket\n"
+            "a, b = socket.socketpair(); a.send(b'ok'); print('pair', b.recv(2).decode())\n"
+            f"s = socket.socket(socket.AF_UNIX); s.connect({str(path)!r}); print('CONNECTED')\n"
+        )
+        (tmp_path / "p.py").write_text(program)
+        res = run_confined(f"{sys.executable} -I p.py", workspace=tmp_path, timeout=10)
+    finally:
+        listener.close()
+    assert "pair ok" in res.stdout
+    assert "CONNECTED" not in res.stdout and "PermissionError" in res.stderr
