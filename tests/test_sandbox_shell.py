@@ -114,7 +114,7 @@ def test_no_unix_socket_but_socketpair_works(tmp_path: Path) -> None:
             f"s = socket.socket(socket.AF_UNIX); s.connect({str(path)!r}); print('CONNECTED')\n"
         )
         (tmp_path / "p.py").write_text(program)
-        res = run_confined(f"{sys.executable} -I p.py", workspace=tmp_path, timeout=10)
+        res = run_confined("python3 -I p.py", workspace=tmp_path, timeout=10)
     finally:
         listener.close()
     assert "pair ok" in res.stdout
