@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
+import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -255,10 +259,11 @@ def test_config_with_colliding_names(tmp_path: Path) -> None:
 
 
 def test_config_start_failure_stops_the_other_servers() -> None:
-    config = {"mcpServers": {"good_one": server_spec(), "bad": server_spec("--fail-start", "no token")}}
+    good = f"good_{uuid.uuid4().hex[:8]}"
+    config = {"mcpServers": {good: server_spec(), "bad": server_spec("--fail-start", "no token")}}
     with pytest.raises(McpStartError, match=r"MCP server 'bad' .*no token"):
         mcp_tools_from_config(config)
-    assert processes_of("good_one") == []
+    assert processes_of(good) == []
 
 
 # --- streamable HTTP ---
@@ -384,3 +389,54 @@ def test_server_everything() -> None:
         server = server_of(tools["echo"])
         server.close()
         assert server.process_ids() == []
+
+
+def test_close_during_a_call(fresh: McpServer) -> None:
+    slow = by_name(fresh.tools())["slow"]
+    errors: list[BaseException] = []
+
+    def call() -> None:
+        try:
+            slow(seconds=30)
+        except BaseException as exc:  # noqa: BLE001 - inspected below
+            errors.append(exc)
+
+    worker = threading.Thread(target=call)
+    worker.start()
+    deadline = time.monotonic() + 10
+    while (
+        "slow call sleeping" not in fresh.stderr_tail() and time.monotonic() < deadline
+    ):  # the call is in flight
+        time.sleep(0.05)
+    fresh.close()
+    worker.join(30)
+    assert not worker.is_alive()
+    assert [type(e) for e in errors] == [McpConnectionError]
+    assert "MCP server 'test' was closed during tool 'slow'" in str(errors[0])
+
+
+ATEXIT_PROGRAM = """
+import sys
+import threading
+from toolmode.mcp import McpServer
+server = McpServer({"command": sys.executable, "args": [sys.argv[1], "--linger"]}, name=sys.argv[2])
+server.start()
+print(server.pid, flush=True)
+"""
+
+
+def test_servers_left_running_are_stopped_at_exit() -> None:
+    """The server ignores stdin close and SIGTERM, so only the atexit hook's kill can stop it."""
+    name = f"atexit_{uuid.uuid4().hex[:8]}"  # unique: other runs of this suite may share the machine
+    done = subprocess.run(
+        [sys.executable, "-c", ATEXIT_PROGRAM, str(TEST_SERVER), name],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    left = processes_of(name)
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout.strip()) > 0
+    assert left == []

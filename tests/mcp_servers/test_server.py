@@ -70,6 +70,7 @@ def build(name: str, extra: int) -> MCPServer:
     @server.tool()
     async def slow(seconds: float = 0.2) -> str:
         """Sleep, then answer."""
+        print(f"test server: slow call sleeping {seconds} s", file=sys.stderr, flush=True)
         await anyio.sleep(seconds)
         return f"slept {seconds}"
 

@@ -60,6 +60,11 @@ class Connection:
         return ready and self._client is not None and self.error is None
 
     @property
+    def closing(self) -> bool:
+        """True once `close()` was called."""
+        return self._closing
+
+    @property
     def alive(self) -> bool:
         """True while the session is usable as far as we know (thread running, process present)."""
         if self.broken or self._closing or self._client is None or not self._thread.is_alive():

@@ -10,6 +10,7 @@ A timed-out call is cancelled and raises `McpTimeoutError`; the server keeps run
 from __future__ import annotations
 
 import atexit
+import concurrent.futures
 import os
 import tempfile
 import threading
@@ -167,6 +168,8 @@ class McpServer:
             if exc.code != mcp_types.CONNECTION_CLOSED:
                 raise McpToolError(f"MCP server '{self.name}', tool '{label}': {exc.message}") from None
             raise self._broken(conn, label, "closed the connection") from None
+        except concurrent.futures.CancelledError:
+            raise self._broken(conn, label, "cancelled the call") from None
         except (
             anyio.ClosedResourceError,
             anyio.BrokenResourceError,
@@ -177,6 +180,8 @@ class McpServer:
             raise self._broken(conn, label, f"connection failed ({type(exc).__name__}: {exc})") from None
 
     def _broken(self, conn: Connection, label: str, what: str) -> McpConnectionError:
+        if conn.closing:
+            return McpConnectionError(f"MCP server '{self.name}' was closed during tool '{label}'")
         conn.broken = True
         tail = self.stderr_tail(600)
         left = self.max_restarts - self.restarts
