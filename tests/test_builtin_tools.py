@@ -440,7 +440,23 @@ def test_fetch_html_page(fetch, server):
         "content_type": "text/html",
         "title": "Fixture Page",
         "text": "Welcome\n\nRead the documentation here today.\n\n- first\n- second",
+        "links": [{"text": "documentation here", "url": f"{server}/docs"}],
     }
+
+
+def test_html_links_are_absolute_deduplicated_and_filtered():
+    from toolmode.tools.html_text import html_links
+
+    html = (
+        '<a href="b.html">B</a> <a href="/c">C <b>bold</b></a> <a href="b.html#top">B again</a>'
+        '<a href="mailto:x@y.z">mail</a> <a href="javascript:void(0)">js</a> <a href="#frag">frag</a>'
+        '<a href="https://other.example/x">other</a>'
+    )
+    assert html_links(html, "http://site.test/dir/page.html") == [
+        {"text": "B", "url": "http://site.test/dir/b.html"},
+        {"text": "C bold", "url": "http://site.test/c"},
+        {"text": "other", "url": "https://other.example/x"},
+    ]
 
 
 def test_fetch_follows_redirects(fetch, server):

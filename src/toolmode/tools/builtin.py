@@ -249,8 +249,9 @@ def _fetch_function(policy: NetPolicy, fetch_timeout: float, fetch_max_bytes: in
         if html_text.content_kind(content_type) == "unknown" and html_text.looks_binary(body):
             raise ValueError(f"refused: {response.url} is binary content; fetch_url reads text")
         text = html_text.decode_text(body, response.charset)
-        title = None
+        title, links = None, []
         if html_text.is_html(content_type, text):
+            links = html_text.html_links(text, response.url)
             title, text = html_text.html_to_text(text)
         if len(text) > max_chars:
             more = f"{'at least ' if cut else ''}{len(text) - max_chars} more characters"
@@ -265,6 +266,7 @@ def _fetch_function(policy: NetPolicy, fetch_timeout: float, fetch_max_bytes: in
             "content_type": content_type,
             "title": title,
             "text": text,
+            "links": links,
         }
 
     fetch_url.__doc__ = f"""Fetch a web page (http or https, GET) and return it as readable text.
@@ -280,7 +282,8 @@ def _fetch_function(policy: NetPolicy, fetch_timeout: float, fetch_max_bytes: in
 
         Returns:
             A dict {{"status": int, "url": str (the final URL after redirects), "content_type": str (e.g.
-            "text/html", "" if the server sent none), "title": str | None (the HTML <title>), "text": str}}.
+            "text/html", "" if the server sent none), "title": str | None (the HTML <title>), "text": str,
+            "links": [{{"text": str, "url": str (absolute)}}, ...] (the page's links, at most 100; [] if not HTML)}}.
             Error statuses such as 404 are returned like any other, with the page's text.
         """
     return fetch_url

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from html.parser import HTMLParser
+from urllib.parse import urldefrag, urljoin
 
 # Content that is never shown to a reader.
 _SKIP = frozenset({"script", "style", "noscript", "template", "svg", "canvas", "iframe", "object"})
@@ -78,6 +79,48 @@ class _TextExtractor(HTMLParser):
             self._text(data.replace(" ", "\x00"))  # protected from the whitespace clean-up below
         else:
             self._text(_SPACES.sub(" ", data))
+
+
+class _LinkExtractor(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.links: list[tuple[str, list[str]]] = []
+        self._open: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        href = dict(attrs).get("href") if tag == "a" else None
+        if href:
+            self._open = []
+            self.links.append((href, self._open))
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "a":
+            self._open = None
+
+    def handle_data(self, data: str) -> None:
+        if self._open is not None:
+            self._open.append(data)
+
+
+def html_links(html: str, base_url: str, limit: int = 100) -> list[dict[str, str]]:
+    """The page's links as `{"text", "url"}` with absolute http(s) URLs, in page order, without duplicates.
+
+    Links to the page itself, `javascript:` and `mailto:` links are left out; at most `limit` links are returned.
+    """
+    parser = _LinkExtractor()
+    parser.feed(html)
+    parser.close()
+    seen: set[str] = {urldefrag(base_url).url}  # links back to the page itself say nothing
+    links = []
+    for href, text_parts in parser.links:
+        url = urldefrag(urljoin(base_url, href.strip())).url
+        if not url.startswith(("http://", "https://")) or url in seen:
+            continue
+        seen.add(url)
+        links.append({"text": _SPACES.sub(" ", "".join(text_parts)).strip(), "url": url})
+        if len(links) >= limit:
+            break
+    return links
 
 
 def html_to_text(html: str) -> tuple[str | None, str]:
