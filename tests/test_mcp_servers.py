@@ -416,12 +416,15 @@ def test_close_during_a_call(fresh: McpServer) -> None:
 
 
 ATEXIT_PROGRAM = """
+import gc
 import sys
 import threading
 from toolmode.mcp import McpServer
 server = McpServer({"command": sys.executable, "args": [sys.argv[1], "--linger"]}, name=sys.argv[2])
 server.start()
 print(server.pid, flush=True)
+del server  # dropped without close(): the exit hook must still stop the process
+gc.collect()
 """
 
 

@@ -19,8 +19,9 @@ Choices (see `server.py` for the lifecycle):
 """
 
 from toolmode.mcp.config import ServerSpec, load_config, parse_spec
+from toolmode.mcp.connection import close_all
 from toolmode.mcp.errors import McpConnectionError, McpError, McpStartError, McpTimeoutError, McpToolError
-from toolmode.mcp.server import DEFER_THRESHOLD, McpServer, McpToolFunction, close_all
+from toolmode.mcp.server import DEFER_THRESHOLD, McpServer, McpToolFunction
 from toolmode.mcp.tools import mcp_tools, mcp_tools_from_config
 
 __all__ = [

@@ -10,6 +10,7 @@ group, SIGKILL.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import concurrent.futures
 import contextlib
 import os
@@ -30,6 +31,9 @@ from toolmode.mcp.config import ServerSpec
 MARKER_ENV = "TOOLMODE_MCP_ID"  # set in each stdio server's environment to find its processes
 _CLIENT_INFO = mcp_types.Implementation(name="toolmode", version="0.1.0")
 _MAX_PAGES = 100
+# Strong references: a connection must be closed at exit even if its server and tools were dropped.
+_OPEN: set[Connection] = set()
+_OPEN_LOCK = threading.Lock()
 
 
 class Connection:
@@ -53,6 +57,8 @@ class Connection:
 
     def open(self, timeout: float) -> bool:
         """Start the thread, connect, list the tools. False if not ready in time; `error` says why it failed."""
+        with _OPEN_LOCK:
+            _OPEN.add(self)
         self._thread.start()
         ready = self._opened.wait(timeout)
         if self.spec.command and self._client is not None:
@@ -87,6 +93,8 @@ class Connection:
 
     def close(self, timeout: float = 15.0) -> None:
         """Stop the session and its process; waits for the SDK's bounded shutdown (at most ~7 s)."""
+        with _OPEN_LOCK:
+            _OPEN.discard(self)
         with self._lock:
             self._closing = True
             loop, scope = self._loop, self._scope
@@ -133,6 +141,17 @@ class Connection:
         if self._stderr is None:
             return stdio_client(params)
         return stdio_client(params, errlog=self._stderr)
+
+
+def close_all() -> None:
+    """Stop every MCP server of this process that is still running (also run at exit)."""
+    with _OPEN_LOCK:
+        conns = list(_OPEN)
+    for conn in conns:
+        conn.close()
+
+
+atexit.register(close_all)
 
 
 async def _list_tools(client: Client) -> list[mcp_types.Tool]:

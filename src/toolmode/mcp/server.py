@@ -9,13 +9,11 @@ A timed-out call is cancelled and raises `McpTimeoutError`; the server keeps run
 
 from __future__ import annotations
 
-import atexit
 import concurrent.futures
 import os
 import tempfile
 import threading
 import uuid
-import weakref
 from collections.abc import Mapping
 from typing import IO, Any
 
@@ -33,7 +31,6 @@ DEFER_THRESHOLD = 10
 """`defer=None` marks a server's tools deferred (found through tool search) when it has more than this many."""
 
 _STDERR_TAIL = 1500
-_LIVE: weakref.WeakSet[McpServer] = weakref.WeakSet()
 
 
 class McpServer:
@@ -62,7 +59,6 @@ class McpServer:
         self._conn: Connection | None = None
         self._mcp_tools: list[mcp_types.Tool] | None = None
         self._lock = threading.Lock()
-        _LIVE.add(self)
 
     def __repr__(self) -> str:
         return f"McpServer({self.name!r}, {self.spec.describe()!r}, running={self.running})"
@@ -279,12 +275,3 @@ def _first_leaf(error: BaseException) -> BaseException:
     while isinstance(error, BaseExceptionGroup) and error.exceptions:
         error = error.exceptions[0]
     return error
-
-
-def close_all() -> None:
-    """Stop every MCP server of this process that is still running (also run at exit)."""
-    for server in list(_LIVE):
-        server.close()
-
-
-atexit.register(close_all)
