@@ -167,3 +167,16 @@ def test_hybrid_mode_mixes_direct_and_code_calls(
         or tool_messages(server.requests[2])[0] == "direct"
     )
     assert "2" in tool_messages(server.requests[2])[1]
+
+
+def test_agent_close_stops_its_mcp_servers(scripted: Scripted, workspace: Path) -> None:
+    own = mcp_tools(server_spec(), name="closing", timeout=5)
+    server = own[0].fn.server  # type: ignore[attr-defined]
+    try:
+        model = scripted([call("add", a=1, b=1), reply("2")])
+        with agent(model, own, "react", workspace) as a:
+            a.run("1 + 1?")
+            assert server.process_ids(), "the server should be running during the agent's life"
+        assert server.process_ids() == []
+    finally:
+        server.close()

@@ -12,6 +12,7 @@ from toolmode.models.client import ModelClient
 from toolmode.models.pricing import PriceTable
 from toolmode.modes import Mode, make_mode
 from toolmode.result import RunResult
+from toolmode.tools.base import as_tool
 from toolmode.trace import JsonlSink, Sink, Trace, new_trace_path
 
 
@@ -76,8 +77,9 @@ class Agent:
             params=model_params,
             on_retry=self._on_retry,
         )
+        self.tools = [as_tool(t) for t in tools]
         self.mode: Mode = make_mode(
-            mode, list(tools), search=search, visible=visible, direct=direct,
+            mode, self.tools, search=search, visible=visible, direct=direct,
             workspace=workspace, sandbox=sandbox, persistent=persistent, sandbox_limits=sandbox_limits,
         )
 
@@ -113,8 +115,12 @@ class Agent:
         return result
 
     def close(self) -> None:
-        """Stop the mode's resources (sandbox worker) and the HTTP client."""
+        """Stop the mode's resources (sandbox worker), MCP servers started for this agent's tools, and the HTTP client."""
         self.mode.close()
+        for t in self.tools:
+            close = getattr(t.fn, "close", None) if t.source.startswith("mcp:") else None
+            if close is not None:
+                close()  # the server restarts on a later call, so shared tools stay usable
         self.model.close()
 
     def __enter__(self) -> Agent:
