@@ -106,9 +106,9 @@ def subsample(queries: list[Query], limit: int | None) -> list[Query]:
 def print_table(title: str, rows: list[tuple[str, dict[str, float]]]) -> None:
     """A plain-text table of metric rows."""
     print(f"\n{title}")
-    print(f"{'ranker':<34} {'R@1':>6} {'R@5':>6} {'NDCG@5':>7} {'median ms':>10}")
+    print(f"{'ranker':<38} {'R@1':>6} {'R@5':>6} {'NDCG@5':>7} {'median ms':>10}")
     for name, m in rows:
-        print(f"{name:<34} {m['R@1']:6.3f} {m['R@5']:6.3f} {m['NDCG@5']:7.3f} {m['ms']:10.3f}")
+        print(f"{name:<38} {m['R@1']:6.3f} {m['R@5']:6.3f} {m['NDCG@5']:7.3f} {m['ms']:10.3f}")
 
 
 def tune(tools: list[Tool], queries: list[Query]) -> None:
