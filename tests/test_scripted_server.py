@@ -422,3 +422,14 @@ def test_cli_main(tmp_path: Path) -> None:
 
     (tmp_path / "bad.json").write_text('{"not": "a list"}')
     assert main(["--script", str(tmp_path / "bad.json")]) == 2
+
+
+def test_scripted_usage_extras_are_merged() -> None:
+    from toolmode.models import ModelClient
+
+    with ScriptedModelServer([reply("hi", usage={"cost": 0.0125}), {"content": "x", "usage": {"prompt_tokens": 7}}]) as s:
+        client = ModelClient("m", base_url=s.base_url)
+        first, second = client.chat([{"role": "user", "content": "a"}]), client.chat([{"role": "user", "content": "b"}])
+        client.close()
+    assert first.reported_cost == 0.0125 and first.usage.prompt_tokens > 0
+    assert second.usage.prompt_tokens == 7

@@ -10,14 +10,14 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 Item = dict[str, Any]
 ScriptFn = Callable[[dict[str, Any], int], "Item | str | None"]
 
 FAULT_KINDS = ("429", "500", "slow", "cut_stream", "bad_body", "status")
-_REPLY_KEYS = {"content", "tool_calls", "reasoning_content", "finish_reason"}
+_REPLY_KEYS = {"content", "tool_calls", "reasoning_content", "finish_reason", "usage"}
 _FAULT_KEYS = {
     "429": {"retry_after", "message"},
     "500": {"message"},
@@ -32,11 +32,16 @@ class ScriptError(ValueError):
     """A script item is malformed, the script ran out, or a script callable failed."""
 
 
-def reply(content: str | None, reasoning: str | None = None) -> Item:
-    """A plain assistant reply, optionally with `reasoning_content` (as DeepSeek's reasoner sends)."""
+def reply(content: str | None, reasoning: str | None = None, usage: dict[str, Any] | None = None) -> Item:
+    """A plain assistant reply, optionally with `reasoning_content` (as DeepSeek's reasoner sends).
+
+    `usage` is merged over the counted usage, e.g. `{"cost": 0.0012}` as OpenRouter reports it.
+    """
     item: Item = {"content": content}
     if reasoning is not None:
         item["reasoning_content"] = reasoning
+    if usage is not None:
+        item["usage"] = usage
     return item
 
 
@@ -81,6 +86,7 @@ class ReplySpec:
     tool_calls: tuple[ToolCallSpec, ...] = ()
     reasoning: str | None = None
     finish_reason: str | None = None
+    usage: dict[str, Any] | None = field(default=None, hash=False, compare=False)  # merged over the counted usage
 
     @property
     def finish(self) -> str:
@@ -125,6 +131,9 @@ def parse_item(item: Any) -> Spec:
     for key, value in (("content", content), ("reasoning_content", reasoning), ("finish_reason", finish)):
         if value is not None and not isinstance(value, str):
             raise ScriptError(f"{key} must be a str or None in script item {item!r}")
+    usage = item.get("usage")
+    if usage is not None and not isinstance(usage, dict):
+        raise ScriptError(f"usage must be a dict in script item {item!r}")
     raw_calls = item.get("tool_calls") or []
     if not isinstance(raw_calls, list):
         raise ScriptError(f"tool_calls must be a list in script item {item!r}")
@@ -133,6 +142,7 @@ def parse_item(item: Any) -> Spec:
         tool_calls=tuple(_parse_tool_call(c) for c in raw_calls),
         reasoning=reasoning,
         finish_reason=finish,
+        usage=usage,
     )
 
 

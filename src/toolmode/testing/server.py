@@ -183,6 +183,8 @@ class ScriptedModelServer:
     ) -> None:
         spec = self._with_call_ids(spec)
         usage = self._meter.usage(body, spec)
+        if spec.usage:  # scripted extras such as OpenRouter's "cost", or overridden counts
+            usage = {**usage, **spec.usage}
         reply_id, created = f"chatcmpl-scripted-{number}", int(time.time())
         model = str(body.get("model") or self.model)
         if body.get("stream") is True:
