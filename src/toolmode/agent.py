@@ -30,6 +30,7 @@ class Agent:
         mode: str = "react",
         *,
         search: str | None = None,
+        ranker: str = "bm25",
         visible: Sequence[str] | None = None,
         direct: Sequence[str] | None = None,
         model: str | None = None,
@@ -81,6 +82,7 @@ class Agent:
         self.mode: Mode = make_mode(
             mode, self.tools, search=search, visible=visible, direct=direct,
             workspace=workspace, sandbox=sandbox, persistent=persistent, sandbox_limits=sandbox_limits,
+            ranker=ranker,
         )
 
     def _on_retry(self, attempt: int, wait: float, reason: str) -> None:

@@ -33,6 +33,8 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("task")
     run.add_argument("--mode", choices=["react", "code", "hybrid"], default="code")
     run.add_argument("--search", choices=["load", "proxy"], help="react mode: how hidden tools are found")
+    run.add_argument("--ranker", choices=["bm25", "fused"], default="bm25",
+                     help="tool-search ranker; fused adds embeddings (pip install 'toolmode[semantic-lite]')")
     run.add_argument("--visible", help="comma-separated tools shown in the prompt; the rest are hidden (searchable)")
     run.add_argument("--direct", help="hybrid mode: comma-separated tools sent directly beside run_code")
     run.add_argument("--preset", help="deepseek (default), openai, openrouter, ollama, vllm, llamacpp")
@@ -57,6 +59,7 @@ def _build_parser() -> argparse.ArgumentParser:
     tools.add_argument("action", nargs="?", choices=["list", "search"], default="list")
     tools.add_argument("query", nargs="?")
     tools.add_argument("-k", type=int, default=10)
+    tools.add_argument("--ranker", choices=["bm25", "fused"], default="bm25")
     _add_tool_args(tools)
 
     for name, help_text in (
@@ -91,6 +94,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         tools=_load_tools(args),
         mode=args.mode,
         search=args.search,
+        ranker=args.ranker,
         visible=_names(args.visible),
         direct=_names(args.direct),
         model=args.model,
@@ -117,6 +121,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 def _cmd_tools(args: argparse.Namespace) -> int:
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     tools = _load_tools(args)
@@ -128,13 +133,13 @@ def _cmd_tools(args: argparse.Namespace) -> int:
         from toolmode.tools.search import ToolIndex
 
         table = Table("rank", "score", "tool", "summary", title=f"search: {args.query}")
-        for i, (t, score) in enumerate(ToolIndex(tools).ranked(args.query, k=args.k), 1):
-            table.add_row(str(i), f"{score:.3f}", t.name, t.summary())
-        console.print(table)
+        for i, (t, score) in enumerate(ToolIndex(tools, args.ranker).ranked(args.query, k=args.k), 1):
+            table.add_row(str(i), f"{score:.3f}", escape(t.name), escape(t.summary()))
+        console.print(table if table.row_count else f"no tool matches {args.query!r}")
         return 0
     table = Table("tool", "signature", "source", title=f"{len(tools)} tools")
     for t in tools:
-        table.add_row(t.name + (" (deferred)" if t.deferred else ""), t.signature(), t.source)
+        table.add_row(escape(t.name) + (" (deferred)" if t.deferred else ""), escape(t.signature()), escape(t.source))
     console.print(table)
     return 0
 

@@ -22,15 +22,19 @@ def make_mode(
     sandbox: str = "auto",
     persistent: bool = False,
     sandbox_limits: Any = None,
+    ranker: str = "bm25",
 ) -> Mode:
-    """Build a mode by name. `search` applies to react ("load" / "proxy"); code modes always search hidden tools."""
+    """Build a mode by name. `search` applies to react ("load" / "proxy"); code modes always search hidden tools.
+
+    `ranker` is the tool-search ranker: "bm25" (default) or "fused" (BM25 + embeddings, needs the semantic extra).
+    """
     tools = list(tools)
     if mode == "react":
         from toolmode.modes.react import ReactMode
 
         if direct:
             raise ValueError("direct= is for hybrid mode; in react mode every visible tool is direct")
-        return ReactMode(tools, visible=visible, search=search)  # type: ignore[arg-type]
+        return ReactMode(tools, visible=visible, search=search, ranker=ranker)  # type: ignore[arg-type]
     if mode in ("code", "hybrid"):
         from toolmode.modes.code import CodeMode
 
@@ -41,7 +45,7 @@ def make_mode(
         if mode == "code" and direct:
             raise ValueError("direct= needs mode='hybrid'")
         return CodeMode(tools, workspace=workspace, visible=visible, direct=direct, sandbox=sandbox,
-                        persistent=persistent, limits=sandbox_limits)
+                        persistent=persistent, limits=sandbox_limits, ranker=ranker)
     raise ValueError(f"unknown mode {mode!r}; choose one of: {', '.join(MODES)}")
 
 

@@ -48,6 +48,7 @@ class CodeMode(Mode):
         limits: SandboxLimits | None = None,
         persistent: bool = False,
         search_k: int = 5,
+        ranker: str = "bm25",
     ) -> None:
         self.catalog = Catalog(tools, visible)
         self.direct = list(direct or [])
@@ -57,7 +58,7 @@ class CodeMode(Mode):
             self.name = "hybrid"
         self.persistent = persistent
         self.search_k = search_k
-        self.index = ToolIndex(list(self.catalog.tools.values())) if self.catalog.hidden else None
+        self.index = ToolIndex(list(self.catalog.tools.values()), ranker) if self.catalog.hidden else None
         self.sandbox = Sandbox(Path(workspace), limits or SandboxLimits(), policy=sandbox, persistent=persistent)
         self._stubs = [_stub(t) for t in self.catalog.visible]
         if self.index is not None:

@@ -33,6 +33,7 @@ class ReactMode(Mode):
         visible: Sequence[str] | None = None,
         search: SearchStyle | None = None,
         search_k: int = 5,
+        ranker: str = "bm25",
     ) -> None:
         self.catalog = Catalog(tools, visible)
         if search is None and self.catalog.hidden:
@@ -41,7 +42,7 @@ class ReactMode(Mode):
             raise ValueError(f"search must be None, 'load' or 'proxy', not {search!r}")
         self.search = search
         self.search_k = search_k
-        self.index = ToolIndex(list(self.catalog.tools.values())) if search else None
+        self.index = ToolIndex(list(self.catalog.tools.values()), ranker) if search else None
         self.loaded: list[str] = []
         self._lock = threading.Lock()
         self._meta = self._meta_tools()
