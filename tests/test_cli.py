@@ -155,10 +155,11 @@ def test_step_limit_exit_code_1_and_json(wide, scripted, tmp_path: Path, capsys)
 def test_model_error_during_run_exit_code_1(wide, scripted, tmp_path: Path, capsys) -> None:
     server = scripted([fault("status", status=401, message="Authentication Fails, Your api key is invalid")])
     code = main(react_args(server, tmp_path, "--no-builtin", "--quiet", "hi"))
-    out = capsys.readouterr().out
+    captured = capsys.readouterr()
     assert code == 1
-    assert "stopped: error" in out
-    assert "Authentication Fails, Your api key is invalid" in out
+    assert captured.out == ""  # --quiet: stdout is for the answer only; the reason goes to stderr
+    assert "stopped: error" in captured.err
+    assert "Authentication Fails, Your api key is invalid" in captured.err
 
 
 def test_no_trace_writes_no_file(wide, scripted, tmp_path: Path, capsys) -> None:

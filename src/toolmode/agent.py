@@ -22,6 +22,18 @@ class Agent:
     The model comes from the arguments or the environment (DeepSeek by default: `DEEPSEEK_API_KEY`,
     `deepseek-v4-flash`). Each `run` prints the step view (unless `console=False`) and writes a JSONL
     trace under `runs_dir` (unless `runs_dir=None`).
+
+    Arguments, by group:
+    - tools and mode: `tools` (Tools or plain functions), `mode` ("react", "code", "hybrid"), `search`
+      ("load" / "proxy", react only), `ranker` ("bm25" / "fused"), `visible` (names shown; the rest are
+      found by search), `direct` (hybrid: tools sent beside run_code), `workspace` (where code and file
+      tools may write), `sandbox` ("auto", "landlock", "bwrap", "none" = unsafe), `sandbox_limits`,
+      `persistent` (code namespace kept between run_code calls);
+    - model: `model`, `base_url`, `api_key`, `api_key_env`, `preset` (deepseek, openai, openrouter,
+      ollama, vllm, llamacpp), `stream`, `model_params` (extra request fields, e.g. temperature),
+      `recover_text_calls`, `recover_code_blocks` (None: on for local presets), `client` (a ready ModelClient);
+    - loop: `max_steps`, `max_result_chars`, `system_prompt`, `prices` (a PriceTable);
+    - output: `console`, `quiet`, `sinks` (extra trace sinks), `runs_dir` (None: no trace file).
     """
 
     def __init__(
@@ -79,11 +91,15 @@ class Agent:
             on_retry=self._on_retry,
         )
         self.tools = [as_tool(t) for t in tools]
-        self.mode: Mode = make_mode(
-            mode, self.tools, search=search, visible=visible, direct=direct,
-            workspace=workspace, sandbox=sandbox, persistent=persistent, sandbox_limits=sandbox_limits,
-            ranker=ranker,
-        )
+        try:
+            self.mode: Mode = make_mode(
+                mode, self.tools, search=search, visible=visible, direct=direct,
+                workspace=workspace, sandbox=sandbox, persistent=persistent, sandbox_limits=sandbox_limits,
+                ranker=ranker,
+            )
+        except BaseException:
+            self.model.close()
+            raise
 
     def _on_retry(self, attempt: int, wait: float, reason: str) -> None:
         if self._retry_trace is not None:
@@ -99,6 +115,7 @@ class Agent:
             trace_path = new_trace_path(self.runs_dir, self.mode_name)
             sinks.insert(0, JsonlSink(trace_path))
         trace = Trace(sinks, path=trace_path)
+        self.mode.reset()  # before the banner, so it lists what the first request really sends
         self._retry_trace = trace
         trace.emit(
             "run_start", task=task, mode=self.mode.name, model=self.model.model, base_url=self.model.base_url,

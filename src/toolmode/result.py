@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from toolmode.usage import Usage
 
-Stopped = Literal["answer", "step_limit", "error"]
+Stopped = Literal["answer", "step_limit", "error", "interrupted"]
 
 
 @dataclass
@@ -34,6 +34,7 @@ class StepRecord:
     content: str | None
     calls: list[CallRecord] = field(default_factory=list)
     recovered: str | None = None
+    finish_reason: str | None = None
 
 
 @dataclass

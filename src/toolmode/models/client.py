@@ -7,6 +7,7 @@ deadline (honouring Retry-After), one-line errors quoting the server, usage norm
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import time
@@ -32,9 +33,13 @@ class MissingApiKey(ModelError):
 
 
 class _Retryable(Exception):
-    def __init__(self, message: str, retry_after: float | None = None) -> None:
+    def __init__(self, message: str, retry_after: float | None = None, *, unreachable: bool = False) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+        self.unreachable = unreachable  # nothing answered at all (connection refused, DNS failure)
+
+
+MAX_UNREACHABLE_ATTEMPTS = 3
 
 
 RetryCallback = Callable[[int, float, str], None]
@@ -68,6 +73,7 @@ class ModelClient:
         self.model = model or self.preset.model
         self.stream = stream
         self.deadline = deadline
+        self.request_timeout = request_timeout
         self.recover_text_calls = recover_text_calls
         self.recover_code_blocks = self.preset.local if recover_code_blocks is None else recover_code_blocks
         self.params = dict(params or {})
@@ -99,13 +105,20 @@ class ModelClient:
         if tools:
             body["tools"] = list(tools)
         started = time.monotonic()
-        attempt = 0
+        attempt = unreachable = 0
         while True:
             attempt += 1
+            remaining = self.deadline - (time.monotonic() - started)
             try:
-                reply = self._stream(body) if self.stream else self._once(body)
+                reply = self._stream(body, remaining) if self.stream else self._once(body, remaining)
                 break
             except _Retryable as exc:
+                unreachable = unreachable + 1 if exc.unreachable else 0
+                if unreachable >= MAX_UNREACHABLE_ATTEMPTS:
+                    raise ModelError(
+                        f"cannot reach {self.base_url} after {attempt} attempts ({exc}); is the server running "
+                        "and the URL right?"
+                    ) from None
                 elapsed = time.monotonic() - started
                 wait = exc.retry_after if exc.retry_after is not None else min(0.5 * 2 ** (attempt - 1), 20.0)
                 wait *= 1.0 if exc.retry_after is not None else random.uniform(0.8, 1.2)
@@ -122,12 +135,18 @@ class ModelClient:
         self._recover(reply, tools)
         return reply
 
-    def _once(self, body: dict[str, Any]) -> Reply:
+    def _client_for(self, remaining: float) -> openai.OpenAI:
+        """The SDK client, with a shorter timeout when the overall deadline is nearer than a full request."""
+        if remaining >= self.request_timeout:
+            return self._client
+        return self._client.with_options(timeout=max(remaining, 1.0))
+
+    def _once(self, body: dict[str, Any], remaining: float) -> Reply:
         # The SDK's low-level `post` sends our plain JSON as is: the typed `create()` walks every message
         # and tool schema through its TypedDict transformer, which cost ~8 ms a request at 50 tools.
         try:
             with _translate_errors(self):
-                data: Any = self._client.post("/chat/completions", body=body, cast_to=object)
+                data: Any = self._client_for(remaining).post("/chat/completions", body=body, cast_to=object)
         except ValueError as exc:  # a body that is not JSON
             raise _Retryable(f"malformed reply from the server: {exc}") from None
         try:
@@ -139,7 +158,7 @@ class ModelClient:
             ToolCall(
                 id=c.get("id") or f"call_{i}",
                 name=(c.get("function") or {}).get("name", ""),
-                arguments=(c.get("function") or {}).get("arguments") or "{}",
+                arguments=_arguments_text((c.get("function") or {}).get("arguments")),
             )
             for i, c in enumerate(message.get("tool_calls") or [])
         ]
@@ -152,14 +171,14 @@ class ModelClient:
             reported_cost=(data.get("usage") or {}).get("cost"),
         )
 
-    def _stream(self, body: dict[str, Any]) -> Reply:
+    def _stream(self, body: dict[str, Any], remaining: float) -> Reply:
         content: list[str] = []
         reasoning: list[str] = []
         calls: dict[int, dict[str, Any]] = {}
         usage_data: dict[str, Any] | None = None
         finish: str | None = None
         with _translate_errors(self):
-            stream = self._client.chat.completions.create(
+            stream = self._client_for(remaining).chat.completions.create(
                 **body, stream=True, stream_options={"include_usage": True}
             )
             for chunk in stream:
@@ -177,7 +196,9 @@ class ModelClient:
                         slot["id"] = tc.get("id") or slot["id"]
                         fn = tc.get("function") or {}
                         slot["name"] += fn.get("name") or ""
-                        slot["arguments"] += fn.get("arguments") or ""
+                        piece = fn.get("arguments")
+                        if piece is not None:
+                            slot["arguments"] += piece if isinstance(piece, str) else _arguments_text(piece)
                     finish = choice.get("finish_reason") or finish
         if finish is None:
             raise _Retryable("the stream ended before the reply was complete")
@@ -231,10 +252,19 @@ class _translate_errors:
             raise _Retryable("request timed out") from None
         if isinstance(exc, openai.APIConnectionError):
             cause = exc.__cause__ or exc
-            raise _Retryable(f"connection failed: {type(cause).__name__}: {cause}") from None
+            # A refused connection or failed name lookup means nothing is listening: few retries make sense.
+            unreachable = "ConnectError" in type(cause).__name__ or isinstance(cause, ConnectionRefusedError)
+            raise _Retryable(f"connection failed: {type(cause).__name__}: {cause}", unreachable=unreachable) from None
         if isinstance(exc, openai.APIError):
             raise _Retryable(f"{type(exc).__name__}: {exc}") from None
         return False
+
+
+def _arguments_text(arguments: Any) -> str:
+    """Tool-call arguments as JSON text; some servers send an object where the API says string."""
+    if arguments is None or arguments == "":
+        return "{}"
+    return arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
 
 
 def _server_message(exc: openai.APIStatusError) -> str:

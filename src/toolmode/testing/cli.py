@@ -31,9 +31,9 @@ def build_parser(prog: str = "python -m toolmode.testing") -> argparse.ArgumentP
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, prog: str = "python -m toolmode.testing") -> int:
     """Run the server until Ctrl-C or SIGTERM; print the base URL first. Returns the exit code."""
-    args = build_parser().parse_args(argv)
+    args = build_parser(prog).parse_args(argv)
     try:
         items = json.loads(args.script.read_text(encoding="utf-8"))
         if not isinstance(items, list):
