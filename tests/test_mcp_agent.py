@@ -180,3 +180,32 @@ def test_agent_close_stops_its_mcp_servers(scripted: Scripted, workspace: Path) 
         assert server.process_ids() == []
     finally:
         server.close()
+
+
+def test_colliding_mcp_tool_names_get_server_prefixes(scripted: Scripted, workspace: Path) -> None:
+    first = mcp_tools(server_spec(), name="alpha", timeout=5)
+    second = mcp_tools(server_spec(), name="beta", timeout=5)
+    try:
+        model = scripted([call("beta__add", a=2, b=2), reply("4")])
+        with agent(model, [*first, *second], "react", workspace) as a:
+            result = a.run("2 + 2?")
+        names = tool_names(model.requests[0])
+        assert {"alpha__add", "beta__add", "alpha__echo", "beta__echo"} <= set(names)
+        assert "add" not in names
+        assert json.loads(tool_messages(model.requests[1])[0])["sum"] == 4
+        assert result.answer == "4"
+    finally:
+        first[0].fn.server.close()  # type: ignore[attr-defined]
+        second[0].fn.server.close()  # type: ignore[attr-defined]
+
+
+def test_cli_names_repeated_servers_apart_and_reports_start_failures(capsys: pytest.CaptureFixture[str]) -> None:
+    from toolmode.cli import main
+
+    command = f"{sys.executable} {TEST_SERVER}"
+    assert main(["tools", "--no-builtin", "--mcp", command, "--mcp", command]) == 0
+    listing = capsys.readouterr().out
+    assert "test__echo" in listing and "test2__echo" in listing
+    assert main(["tools", "--no-builtin", "--mcp", f"{command} --fail-start boom"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("toolmode: ") and "failed to start" in err and "Traceback" not in err

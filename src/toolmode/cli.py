@@ -64,7 +64,8 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--sandbox", choices=["auto", "landlock", "bwrap", "none"], default="auto",
                      help="code sandbox; 'none' runs model code unconfined (unsafe)")
     run.add_argument("--persistent", action="store_true", help="code mode: keep variables between run_code calls")
-    run.add_argument("--no-recover", action="store_true", help="do not recover tool calls written as text")
+    run.add_argument("--no-recover", action="store_true",
+                     help="do not recover tool calls (or code blocks) that a model wrote as text")
     run.add_argument("--runs-dir", default="runs", help="where JSONL traces go (default: ./runs)")
     run.add_argument("--no-trace", action="store_true", help="write no trace file")
     out = run.add_mutually_exclusive_group()
@@ -96,9 +97,14 @@ def _load_tools(args: argparse.Namespace) -> list[Any]:
         tools += builtin_tools(args.workspace, allow_private_network=args.allow_private_network)
     if args.mcp or args.mcp_config:
         from toolmode.mcp import mcp_tools, mcp_tools_from_config
+        from toolmode.mcp.config import parse_spec
 
+        seen: dict[str, int] = {}
         for spec in args.mcp:
-            tools += mcp_tools(spec)
+            name = parse_spec(spec).name
+            seen[name] = seen.get(name, 0) + 1
+            # Two --mcp servers deriving the same name ("test") get test, test2, ... so prefixes stay unique.
+            tools += mcp_tools(spec, name=name if seen[name] == 1 else f"{name}{seen[name]}")
         if args.mcp_config:
             tools += mcp_tools_from_config(args.mcp_config)
     return tools
@@ -128,6 +134,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         sandbox=args.sandbox,
         persistent=args.persistent,
         recover_text_calls=not args.no_recover,
+        recover_code_blocks=False if args.no_recover else None,
     )
     with agent:
         result = agent.run(args.task)
@@ -141,7 +148,9 @@ def _cmd_tools(args: argparse.Namespace) -> int:
     from rich.markup import escape
     from rich.table import Table
 
-    tools = _load_tools(args)
+    from toolmode.modes.base import Catalog
+
+    tools = list(Catalog(_load_tools(args)).tools.values())  # names as the model would see them
     console = Console(highlight=False)
     if args.action == "search":
         if not args.query:
@@ -177,12 +186,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, OSError) as exc:
         print(f"toolmode: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2
+    except _mcp_error() as exc:
+        print(f"toolmode: {exc}", file=sys.stderr)
+        return 2
     except _sandbox_unavailable() as exc:
         print(f"toolmode: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("toolmode: interrupted; the trace keeps every finished step", file=sys.stderr)
         return 130
+
+
+def _mcp_error() -> type[Exception]:
+    from toolmode.mcp import McpError
+
+    return McpError
 
 
 def _sandbox_unavailable() -> type[Exception]:

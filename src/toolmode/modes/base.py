@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 from abc import ABC, abstractmethod
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -46,15 +48,29 @@ class Mode(ABC):
         """Release resources (sandbox workers, connections)."""
 
 
+def _without_collisions(tools: list[Tool]) -> list[Tool]:
+    """MCP tools whose names collide with another tool get their server's name as prefix: `time__now`."""
+    counts = Counter(t.name for t in tools)
+    return [
+        dataclasses.replace(t, name=f"{t.source.removeprefix('mcp:')}__{t.name}")
+        if counts[t.name] > 1 and t.source.startswith("mcp:")
+        else t
+        for t in tools
+    ]
+
+
 class Catalog:
     """The run's tools by name, split into visible and hidden (deferred) ones."""
 
     def __init__(self, tools: Iterable[Tool | Any], visible: Sequence[str] | None = None) -> None:
         self.tools: dict[str, Tool] = {}
-        for item in tools:
-            t = as_tool(item)
+        for t in _without_collisions([as_tool(item) for item in tools]):
             if t.name in self.tools:
-                raise ValueError(f"two tools are named {t.name!r}; tool names must be unique")
+                other = self.tools[t.name]
+                raise ValueError(
+                    f"two tools are named {t.name!r} (from {other.source} and {t.source}); tool names must be "
+                    "unique: rename one (Tool.from_function(fn, name=...)) or give MCP servers distinct names"
+                )
             self.tools[t.name] = t
         if visible is not None:
             missing = [n for n in visible if n not in self.tools]
