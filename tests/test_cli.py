@@ -105,8 +105,21 @@ def test_run_quiet_prints_only_the_answer(wide, scripted, tmp_path: Path, capsys
 
 
 def test_tools_search_needs_a_query(wide, capsys) -> None:
-    assert main(["tools", "search"]) == 2
-    assert "give a query" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exc:
+        main(["tools", "search"])
+    assert exc.value.code == 2
+    assert "required: query" in capsys.readouterr().err
+
+
+def test_tools_search_options_may_come_before_the_query_and_words_need_no_quotes(wide, capsys) -> None:
+    assert main(["tools", "search", "-k", "1", "download", "web", "page"]) == 0
+    out = capsys.readouterr().out
+    assert "fetch_url" in out and "read_file" not in out  # k=1
+
+
+def test_tool_options_given_before_the_subcommand_are_kept(wide, capsys) -> None:
+    assert main(["tools", "--no-builtin", "search", "download web page"]) == 0
+    assert "no tool matches" in capsys.readouterr().out
 
 
 def test_run_with_builtin_tools_in_a_workspace(wide, scripted, workspace: Path, tmp_path: Path, capsys) -> None:

@@ -29,14 +29,20 @@ def _names(value: str | None) -> list[str] | None:
     return [n.strip() for n in value.split(",") if n.strip()] if value else None
 
 
-def _add_tool_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--workspace", default=".", help="directory the file and shell tools are confined to (default: .)")
-    p.add_argument("--allow-private-network", action="store_true",
+def _add_tool_args(p: argparse.ArgumentParser, *, nested: bool = False) -> None:
+    """The options that choose the tools. `nested`: a sub-command repeating them must not reset
+    what the parent command already parsed, so its defaults are suppressed."""
+    def default(value: Any) -> Any:
+        return argparse.SUPPRESS if nested else value
+
+    p.add_argument("--workspace", default=default("."),
+                   help="directory the file and shell tools are confined to (default: .)")
+    p.add_argument("--allow-private-network", action="store_true", default=default(False),
                    help="let fetch_url reach loopback/private addresses (off by default)")
-    p.add_argument("--mcp", action="append", default=[], metavar="CMD_OR_URL",
+    p.add_argument("--mcp", action="append", default=default([]), metavar="CMD_OR_URL",
                    help="add an MCP server's tools (command line or URL); repeatable")
-    p.add_argument("--mcp-config", metavar="FILE", help="mcp.json with {'mcpServers': {...}}")
-    p.add_argument("--no-builtin", action="store_true", help="do not offer the builtin tools")
+    p.add_argument("--mcp-config", metavar="FILE", default=default(None), help="mcp.json with {'mcpServers': {...}}")
+    p.add_argument("--no-builtin", action="store_true", default=default(False), help="do not offer the builtin tools")
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -74,11 +80,15 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_tool_args(run)
 
     tools = sub.add_parser("tools", help="list tools, or rank them for a query: toolmode tools search QUERY")
-    tools.add_argument("action", nargs="?", choices=["list", "search"], default="list")
-    tools.add_argument("query", nargs="?")
-    tools.add_argument("-k", type=int, default=10)
-    tools.add_argument("--ranker", choices=["bm25", "fused"], default="bm25")
     _add_tool_args(tools)
+    tools.set_defaults(action="list")
+    actions = tools.add_subparsers(dest="action")
+    _add_tool_args(actions.add_parser("list", help="list the tools with their signatures"), nested=True)
+    search = actions.add_parser("search", help="rank the tools for a query, with scores")
+    search.add_argument("query", nargs="+", help="the query (quoted or not)")
+    search.add_argument("-k", type=_positive_int, default=10, help="how many tools to show (default: 10)")
+    search.add_argument("--ranker", choices=["bm25", "fused"], default="bm25")
+    _add_tool_args(search, nested=True)
 
     for name, help_text in (
         ("bench", "compare modes over N runs on a task suite"),
@@ -153,15 +163,13 @@ def _cmd_tools(args: argparse.Namespace) -> int:
     tools = list(Catalog(_load_tools(args)).tools.values())  # names as the model would see them
     console = Console(highlight=False)
     if args.action == "search":
-        if not args.query:
-            print("toolmode tools search: give a query, e.g. toolmode tools search \"download web page\"")
-            return 2
+        query = " ".join(args.query)
         from toolmode.tools.search import ToolIndex
 
-        table = Table("rank", "score", "tool", "summary", title=f"search: {args.query}")
-        for i, (t, score) in enumerate(ToolIndex(tools, args.ranker).ranked(args.query, k=args.k), 1):
+        table = Table("rank", "score", "tool", "summary", title=f"search: {escape(query)}")
+        for i, (t, score) in enumerate(ToolIndex(tools, args.ranker).ranked(query, k=args.k), 1):
             table.add_row(str(i), f"{score:.3f}", escape(t.name), escape(t.summary()))
-        console.print(table if table.row_count else f"no tool matches {args.query!r}")
+        console.print(table if table.row_count else f"no tool matches {query!r}")
         return 0
     table = Table("tool", "signature", "source", title=f"{len(tools)} tools")
     for t in tools:
