@@ -5,23 +5,25 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import stat
 import zoneinfo
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from functools import cache
-from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from toolmode.tools import html_text
 from toolmode.tools.base import Tool
 from toolmode.tools.calculator import calculator
 from toolmode.tools.netguard import NetPolicy, guarded_get
+from toolmode.tools.safe_open import O_PATH
 from toolmode.tools.workspace import Workspace
 
 TOOL_NAMES = ("list_dir", "read_file", "write_file", "run_shell", "fetch_url", "current_time", "calculator")
 SHELL_MAX_OUTPUT = 100_000
 READ_MAX_CHARS = 1_000_000
 _BINARY_SNIFF_BYTES = 8192
+_READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY  # O_NONBLOCK: a FIFO cannot block the open
 
 
 def builtin_tool_names() -> list[str]:
@@ -79,13 +81,21 @@ def _file_functions(ws: Workspace) -> list[Callable[..., Any]]:
             One dict per entry, sorted by name: {"name": str, "type": "file" | "dir" | "symlink" | "other",
             "size": int | None}; size is in bytes for files and None for the rest.
         """
-        target = ws.resolve(path)
-        if not target.exists():
-            raise FileNotFoundError(f"no such directory: {path!r}")
-        if not target.is_dir():
-            raise NotADirectoryError(f"{path!r} is a file, not a directory; use read_file to read it")
-        with os.scandir(target) as scan:
-            entries = [_entry_info(entry) for entry in scan]
+        try:
+            fd, _ = ws.open(path, O_PATH or _READ_FLAGS)
+        except (FileNotFoundError, NotADirectoryError):
+            raise FileNotFoundError(f"no such directory: {path!r}") from None
+        try:
+            if not stat.S_ISDIR(os.fstat(fd).st_mode):
+                raise NotADirectoryError(f"{path!r} is a file, not a directory; use read_file to read it")
+            listing = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=fd)
+        finally:
+            os.close(fd)
+        try:
+            with os.scandir(listing) as scan:
+                entries = [_entry_info(entry.name, listing) for entry in scan]
+        finally:
+            os.close(listing)
         return sorted(entries, key=lambda e: e["name"])
 
     def read_file(path: str, start_line: int = 1, max_lines: int | None = None) -> str:
@@ -104,14 +114,15 @@ def _file_functions(ws: Workspace) -> list[Callable[..., Any]]:
             raise ValueError(f"start_line must be 1 or more, got {start_line}")
         if max_lines is not None and max_lines < 1:
             raise ValueError(f"max_lines must be 1 or more, got {max_lines}")
-        target = _existing_file(ws, path)
-        with target.open("rb") as raw:
-            if b"\x00" in raw.read(_BINARY_SNIFF_BYTES):
-                size = target.stat().st_size
+        fd = _open_existing_file(ws, path)
+        # One descriptor for the binary check and the read: the file cannot be swapped in between.
+        with open(fd, encoding="utf-8-sig", errors="replace", newline="") as text:
+            if b"\x00" in os.pread(fd, _BINARY_SNIFF_BYTES, 0):
+                size = os.fstat(fd).st_size
                 raise ValueError(
                     f"{path!r} looks like a binary file ({size} bytes); read_file only reads text"
                 )
-        return _read_lines(target, path, start_line, max_lines)
+            return _read_lines(text, path, start_line, max_lines)
 
     def write_file(path: str, content: str, append: bool = False) -> str:
         """Write text to a file in the workspace as UTF-8, creating missing parent directories.
@@ -124,62 +135,72 @@ def _file_functions(ws: Workspace) -> list[Callable[..., Any]]:
         Returns:
             A confirmation such as "wrote 12 bytes to notes/a.txt" (or "appended 12 bytes to ...").
         """
-        target = ws.resolve(path)
-        if target.is_dir():
-            raise IsADirectoryError(f"{path!r} is a directory; give a file path")
-        target.parent.mkdir(parents=True, exist_ok=True)
         data = content.encode("utf-8")
-        with target.open("ab" if append else "wb") as out:
+        fd, target = ws.open_for_writing(path, append=append)
+        with open(fd, "ab" if append else "wb") as out:
             out.write(data)
         return f"{'appended' if append else 'wrote'} {len(data)} bytes to {ws.relative(target)}"
 
     return [list_dir, read_file, write_file]
 
 
-def _entry_info(entry: os.DirEntry[str]) -> dict[str, Any]:
-    if entry.is_symlink():
+def _entry_info(name: str, dir_fd: int) -> dict[str, Any]:
+    try:
+        info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:  # removed while listing
+        return {"name": name, "type": "other", "size": None}
+    if stat.S_ISLNK(info.st_mode):
         kind = "symlink"
-    elif entry.is_dir(follow_symlinks=False):
+    elif stat.S_ISDIR(info.st_mode):
         kind = "dir"
-    elif entry.is_file(follow_symlinks=False):
+    elif stat.S_ISREG(info.st_mode):
         kind = "file"
     else:
         kind = "other"
-    size = entry.stat(follow_symlinks=False).st_size if kind == "file" else None
-    return {"name": entry.name, "type": kind, "size": size}
+    return {"name": name, "type": kind, "size": info.st_size if kind == "file" else None}
 
 
-def _existing_file(ws: Workspace, path: str) -> Path:
-    target = ws.resolve(path)
-    if not target.exists():
-        raise FileNotFoundError(f"no such file: {path!r} (paths are relative to the workspace root)")
-    if target.is_dir():
-        raise IsADirectoryError(f"{path!r} is a directory; use list_dir to see what is in it")
-    return target
+def _open_existing_file(ws: Workspace, path: str) -> int:
+    """A read-only descriptor of the regular file `path` in the workspace."""
+    try:
+        fd, _ = ws.open(path, _READ_FLAGS)
+    except (FileNotFoundError, NotADirectoryError):
+        raise FileNotFoundError(
+            f"no such file: {path!r} (paths are relative to the workspace root)"
+        ) from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(f"{path!r} is a directory; use list_dir to see what is in it")
+        if not stat.S_ISREG(mode):
+            raise ValueError(f"{path!r} is not a regular file; read_file only reads text files")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
-def _read_lines(target: Path, shown: str, start_line: int, max_lines: int | None) -> str:
+def _read_lines(text: TextIO, shown: str, start_line: int, max_lines: int | None) -> str:
     parts: list[str] = []
     chars = taken = 0
     number = 0  # the line the last piece read belongs to
     at_line_start = True
-    with target.open(encoding="utf-8-sig", errors="replace", newline="") as text:
-        # readline(limit) keeps one enormous line (minified JSON, say) from being read whole into memory.
-        while piece := text.readline(READ_MAX_CHARS + 1):
-            number += at_line_start
-            at_line_start = piece.endswith(("\n", "\r"))
-            if number < start_line:
-                continue
-            if max_lines is not None and taken >= max_lines:
-                break
-            room = READ_MAX_CHARS - chars
-            if len(piece) > room:
-                parts.append(piece[:room])
-                parts.append(f"\n[... stopped at {READ_MAX_CHARS} characters, in line {number}]")
-                break
-            parts.append(piece)
-            chars += len(piece)
-            taken += at_line_start
+    # readline(limit) keeps one enormous line (minified JSON, say) from being read whole into memory.
+    while piece := text.readline(READ_MAX_CHARS + 1):
+        number += at_line_start
+        at_line_start = piece.endswith(("\n", "\r"))
+        if number < start_line:
+            continue
+        if max_lines is not None and taken >= max_lines:
+            break
+        room = READ_MAX_CHARS - chars
+        if len(piece) > room:
+            parts.append(piece[:room])
+            parts.append(f"\n[... stopped at {READ_MAX_CHARS} characters, in line {number}]")
+            break
+        parts.append(piece)
+        chars += len(piece)
+        taken += at_line_start
     if number < start_line and start_line > 1:
         raise ValueError(f"start_line {start_line} is past the end of {shown!r} ({number} lines)")
     return "".join(parts)

@@ -3,8 +3,17 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import site
+import stat
+import sys
+from collections.abc import Iterator
 from pathlib import Path
+
+from toolmode.tools.safe_open import O_SEARCH_DIR, EscapeError, open_beneath
+
+_WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 
 
 class Workspace:
@@ -13,10 +22,16 @@ class Workspace:
     Relative paths are taken relative to the root. A path is refused (PermissionError) when it resolves
     outside the root after following symlinks: `..` segments, absolute paths elsewhere, and symlinks
     that point out of the root are all caught by the same check.
+
+    `resolve` only checks a path; the file tools open through `open` and `open_for_writing`, which
+    resolve the checked path again in the kernel relative to a descriptor of the root (see `safe_open`),
+    so a directory swapped for a symlink between the check and the open cannot lead outside.
     """
 
     def __init__(self, root: str | os.PathLike[str] = ".") -> None:
         self.root = Path(root).expanduser().resolve()
+        self.protected = _protected_dirs(self.root)
+        self._protected_ids = {_identity(p): p for p in self.protected if p.is_dir()}
 
     def resolve(self, path: str | os.PathLike[str]) -> Path:
         """Return the absolute, symlink-free path for `path`, or raise PermissionError if it is outside."""
@@ -28,14 +43,178 @@ class Workspace:
         if not candidate.is_absolute():
             candidate = self.root / candidate
         # strict=False: the path may not exist yet (write_file); existing parts still have symlinks followed.
-        resolved = candidate.resolve(strict=False)
+        for attempt in range(3):
+            try:
+                resolved = candidate.resolve(strict=False)
+                break
+            except OSError as exc:  # EINVAL: a symlink became a directory between lstat and readlink
+                if exc.errno != errno.EINVAL or attempt == 2:
+                    raise
         if not resolved.is_relative_to(self.root):
-            raise PermissionError(f"refused: {str(path)!r} resolves outside the workspace {self.root}")
+            raise self._refusal(path)
         return resolved
 
     def relative(self, path: Path) -> str:
         """`path` (already resolved) shown relative to the root, `.` for the root itself."""
         return path.relative_to(self.root).as_posix() or "."
 
+    def open(self, path: str | os.PathLike[str], flags: int, mode: int = 0o666) -> tuple[int, Path]:
+        """Open `path` inside the workspace: `(fd, resolved path)`; the caller closes the fd.
+
+        The path is checked with `resolve`, then that symlink-free path is opened beneath a descriptor
+        of the root, so whatever changes in between, the fd refers to something inside the root.
+        """
+        target = self.resolve(path)
+        with self._root_fd() as root_fd:
+            try:
+                fd = open_beneath(root_fd, self.relative(target), flags, mode)
+            except EscapeError:
+                raise self._refusal(path) from None
+        return fd, target
+
+    def open_for_writing(self, path: str | os.PathLike[str], *, append: bool = False) -> tuple[int, Path]:
+        """Open a regular file inside the workspace for writing, creating it and missing parent directories.
+
+        Returns `(fd, resolved path)`; the file is emptied unless `append`. Refused (PermissionError):
+        paths outside the root, files inside the Python environment running this program (when it lies
+        in the workspace: a `.pth` file or module written there runs with the host's rights), files with
+        more than one hard link (the other name may be anywhere), and anything but a regular file.
+        """
+        target = self.resolve(path)
+        if target == self.root:
+            raise IsADirectoryError(f"{str(path)!r} is a directory; give a file path")
+        with self._root_fd() as root_fd:
+            parent = self._make_dirs(root_fd, target.parent.relative_to(self.root).parts, path)
+        try:
+            self._refuse_protected(parent, path)
+            flags = _WRITE_FLAGS | (os.O_APPEND if append else 0)
+            try:
+                fd = os.open(target.name, flags, 0o666, dir_fd=parent)  # one name, no symlink followed
+            except IsADirectoryError:
+                raise IsADirectoryError(f"{str(path)!r} is a directory; give a file path") from None
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:  # became a symlink after the check
+                    raise self._refusal(path) from None
+                if exc.errno == errno.ENXIO:  # a FIFO nobody reads
+                    raise PermissionError(f"refused: {str(path)!r} is not a regular file") from None
+                raise
+        finally:
+            os.close(parent)
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise PermissionError(f"refused: {str(path)!r} is not a regular file")
+            if info.st_nlink > 1:
+                raise PermissionError(
+                    f"refused: {str(path)!r} has {info.st_nlink} hard links; writing it would also change "
+                    "the file under its other names, which may be outside the workspace"
+                )
+            if not append:
+                os.ftruncate(fd, 0)
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd, target
+
+    def _make_dirs(self, root_fd: int, parts: tuple[str, ...], shown: str | os.PathLike[str]) -> int:
+        """A descriptor of root/parts..., creating missing directories one at a time beneath the root."""
+        current = os.dup(root_fd)
+        try:
+            for depth, part in enumerate(parts, 1):
+                following = self._open_or_make_dir(current, part, shown, "/".join(parts[:depth]))
+                os.close(current)
+                current = following
+        except BaseException:
+            os.close(current)
+            raise
+        return current
+
+    def _open_or_make_dir(self, dir_fd: int, name: str, shown: str | os.PathLike[str], where: str) -> int:
+        try:
+            try:
+                return open_beneath(dir_fd, name, O_SEARCH_DIR)
+            except FileNotFoundError:
+                self._refuse_protected(dir_fd, shown)
+                with contextlib.suppress(FileExistsError):  # made meanwhile: fine, it is opened next
+                    os.mkdir(name, 0o777, dir_fd=dir_fd)  # mkdirat never follows a symlink
+                return open_beneath(dir_fd, name, O_SEARCH_DIR)
+        except EscapeError:
+            raise self._refusal(shown) from None
+        except NotADirectoryError:
+            raise NotADirectoryError(f"{str(shown)!r}: {where!r} is a file, not a directory") from None
+
+    def _refuse_protected(self, dir_fd: int, shown: str | os.PathLike[str]) -> None:
+        where = self._protected_ancestor(dir_fd)
+        if where is not None:
+            raise PermissionError(
+                f"refused: {str(shown)!r} is inside the Python environment of this program ({where}); "
+                "files written there could run code outside the sandbox"
+            )
+
+    def _protected_ancestor(self, dir_fd: int) -> Path | None:
+        """The protected directory `dir_fd` is in (itself or an ancestor up to the root), if any.
+
+        Walks up with `..` from the descriptor, comparing device and inode numbers, so the answer is about
+        the directory actually opened, however it was reached.
+        """
+        protected = dict(self._protected_ids)
+        for path in self.protected:
+            with contextlib.suppress(OSError):
+                protected.setdefault(_identity(path), path)
+        if not protected:
+            return None
+        with self._root_fd() as root_fd:
+            root_id = _fd_identity(root_fd)
+        current = os.open(".", O_SEARCH_DIR, dir_fd=dir_fd)
+        try:
+            while True:
+                here = _fd_identity(current)
+                if here in protected:
+                    return protected[here]
+                if here == root_id:
+                    return None
+                up = os.open("..", O_SEARCH_DIR, dir_fd=current)
+                os.close(current)
+                current = up
+                if _fd_identity(current) == here:  # the file system's root: not under the workspace at all
+                    return None
+        finally:
+            os.close(current)
+
+    @contextlib.contextmanager
+    def _root_fd(self) -> Iterator[int]:
+        fd = os.open(self.root, O_SEARCH_DIR)
+        try:
+            yield fd
+        finally:
+            os.close(fd)
+
+    def _refusal(self, path: str | os.PathLike[str]) -> PermissionError:
+        return PermissionError(f"refused: {str(path)!r} resolves outside the workspace {self.root}")
+
     def __repr__(self) -> str:
         return f"Workspace({str(self.root)!r})"
+
+
+def _protected_dirs(root: Path) -> list[Path]:
+    """The Python installation and environment running this program, where they lie inside `root`."""
+    candidates = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    if site.ENABLE_USER_SITE:
+        with contextlib.suppress(Exception):
+            candidates.add(site.getusersitepackages())
+    found: list[Path] = []
+    for candidate in sorted(c for c in candidates if c):
+        path = Path(candidate).resolve()
+        if path.is_relative_to(root) and path not in found:
+            found.append(path)
+    return found
+
+
+def _identity(path: Path) -> tuple[int, int]:
+    info = os.stat(path)
+    return info.st_dev, info.st_ino
+
+
+def _fd_identity(fd: int) -> tuple[int, int]:
+    info = os.fstat(fd)
+    return info.st_dev, info.st_ino
