@@ -10,6 +10,7 @@ import pytest
 
 from toolmode.bench.parse import chinese_int, has_number, mentions, numbers_in, segments, times_in
 from toolmode.bench.tasks.api import check_payroll, check_phone, check_total
+from toolmode.bench.tasks.common import MOST, first_after
 from toolmode.bench.tasks.diagnosis import check_diagnosis
 from toolmode.bench.tasks.files import check_inventory, check_logs, check_orders
 from toolmode.bench.tasks.web import check_time_title
@@ -58,6 +59,75 @@ def test_times_in_formats() -> None:
 def test_mentions_is_loose_about_case_width_and_separators() -> None:
     assert mentions("The SVC Falcon config", "svc-falcon")
     assert not mentions("svc-falconry", "svc-hawk")
+
+
+TITLE_QUOTES = "Release Notes: Nimbus 4.2 \u201cHeron\u201d"
+TITLE_DASH = "Quarterly Harbour Report \u2014 Tidewater Logistics"
+TITLE_ACCENT = "The Lantern Caf\u00e9 \u00b7 Seasonal Menu"
+TITLE_PARENS = "Field Guide to Urban Moths (2nd edition)"
+
+
+@pytest.mark.parametrize(
+    ("answer", "title"),
+    [
+        ('title: Release Notes: Nimbus 4.2 "Heron"', TITLE_QUOTES),  # straight quotes
+        ("title: Release Notes: Nimbus 4.2 \u2018Heron\u2019", TITLE_QUOTES),  # single curly quotes
+        ("title: Release Notes: Nimbus 4.2 Heron", TITLE_QUOTES),  # no quotes at all
+        ("title: Quarterly Harbour Report - Tidewater Logistics", TITLE_DASH),  # hyphen for em dash
+        ("title: Quarterly Harbour Report \u2013 Tidewater Logistics", TITLE_DASH),  # en dash
+        ("title: Quarterly Harbour Report\u2014Tidewater Logistics", TITLE_DASH),  # no spaces
+        ("title: Quarterly Harbour Report | Tidewater Logistics", TITLE_DASH),
+        ("title: The Lantern Cafe - Seasonal Menu", TITLE_ACCENT),  # no accent, hyphen for the dot
+        ("title: THE LANTERN CAFE\u0301 \u2022 SEASONAL MENU", TITLE_ACCENT),  # combining accent, bullet
+        ("title: The Lantern Caf\u00e9: Seasonal Menu", TITLE_ACCENT),
+        # Chinese answers: full-width punctuation, book-title marks, corner quotes, Chinese dash
+        ("\u6807\u9898\uff1a\u300aRelease Notes\uff1aNimbus 4.2 \u201cHeron\u201d\u300b", TITLE_QUOTES),
+        ("\u6807\u9898\u662f\u300cThe Lantern Cafe\u00b7Seasonal Menu\u300d\u3002", TITLE_ACCENT),
+        ("\u6807\u9898\uff1aQuarterly Harbour Report\u2014\u2014Tidewater Logistics\uff0c", TITLE_DASH),
+        ("\u6807\u9898\uff1aField Guide to Urban Moths\uff082nd edition\uff09", TITLE_PARENS),
+        (
+            "\uff34\uff48\uff45 \uff2c\uff41\uff4e\uff54\uff45\uff52\uff4e Caf\u00e9 \uff0d Seasonal Menu",
+            TITLE_ACCENT,
+        ),
+    ],
+)
+def test_mentions_ignores_typography(answer: str, title: str) -> None:
+    assert mentions(answer, title)
+
+
+@pytest.mark.parametrize(
+    ("answer", "title"),
+    [
+        ("title: Release Notes: Nimbus 4.3 Heron", TITLE_QUOTES),
+        ("title: Release Notes: Nimbus 42 Heron", TITLE_QUOTES),
+        ("title: The Lantern Cafe", TITLE_ACCENT),
+        ("title: Quarterly Report - Tidewater Logistics", TITLE_DASH),
+        ("title: Today", TITLE_DASH),
+    ],
+)
+def test_mentions_still_needs_the_words(answer: str, title: str) -> None:
+    assert not mentions(answer, title)
+
+
+def test_time_title_checker_accepts_other_typography(tmp_path: Path) -> None:
+    now = datetime.now(ZoneInfo("Europe/Berlin"))
+    facts = {"tz": "Europe/Berlin", "title": TITLE_QUOTES}
+    assert check_time_title(
+        f'time: {now:%H:%M}; title: Release Notes: Nimbus 4.2 "Heron"', tmp_path, facts
+    ).ok
+    facts = {"tz": "Europe/Berlin", "title": TITLE_ACCENT}
+    assert check_time_title(
+        f"\u73b0\u5728 {now:%H:%M}\uff0c\u6807\u9898\u300aThe Lantern Cafe - Seasonal Menu\u300b",
+        tmp_path,
+        facts,
+    ).ok
+
+
+def test_first_after_ignores_accents() -> None:
+    assert (
+        first_after("top earner: Jose Garcia", MOST, ["Ana Li", "Jos\u00e9 Garc\u00eda"])
+        == "Jos\u00e9 Garc\u00eda"
+    )
 
 
 def test_segments_keep_numbers_next_to_their_file() -> None:

@@ -49,8 +49,11 @@ _CN_NUMBER = re.compile(r"[零〇一二两三四五六七八九十百千万亿]+
 
 
 def normalize(text: str) -> str:
-    """NFKC (full-width to ASCII), unicode minus to '-', case-folded, whitespace collapsed."""
-    text = unicodedata.normalize("NFKC", text).replace("\u2212", "-").replace("，", ",")
+    """Full-width to ASCII, accents dropped (`Café` → `cafe`), unicode minus to '-', case-folded,
+    whitespace collapsed."""
+    text = unicodedata.normalize("NFKD", text)
+    text = "".join(ch for ch in text if unicodedata.category(ch) not in ("Mn", "Me"))
+    text = unicodedata.normalize("NFC", text).replace("\u2212", "-").replace("，", ",")
     return re.sub(r"\s+", " ", text).strip().casefold()
 
 
@@ -107,12 +110,26 @@ def has_number(text: str, expected: float, *, rel: float = 1e-4, abs_tol: float 
 
 
 def mentions(text: str, phrase: str) -> bool:
-    """Case- and width-insensitive substring test; `_`, `-` and spaces in names are interchangeable."""
-    return _loose(phrase) in _loose(text)
+    """Does `text` contain `phrase`, whatever the typography? See `loose`."""
+    return loose(phrase) in loose(text)
 
 
-def _loose(text: str) -> str:
-    return re.sub(r"[\s_\-]+", " ", normalize(text))
+# Quote marks are dropped (an apostrophe inside a word joins it); other punctuation separates words.
+_QUOTES = dict.fromkeys(map(ord, "'\"`´‘’‚‛“”„‟′″"), None)
+_SEPARATORS = "·•|"
+
+
+def loose(text: str) -> str:
+    """`text` reduced to its words, for comparing names and titles written with other typography.
+
+    Full-width forms become ASCII, accents are dropped (`Café` = `Cafe`), straight and curly quotes are
+    dropped, every dash, `·`, `•`, `|`, `_` and any other punctuation (ASCII, full-width or Chinese:
+    `：《》「」。`) separates words, a run of separators counts as one space, and case is folded. So
+    `Report — Tidewater`, `Report - Tidewater` and `Report|Tidewater` all read `report tidewater`.
+    """
+    text = normalize(text).translate(_QUOTES)
+    chars = [" " if ch in _SEPARATORS or unicodedata.category(ch)[0] in "PZ" else ch for ch in text]
+    return re.sub(r"\s+", " ", "".join(chars)).strip()
 
 
 def segments(text: str, keys: Iterable[str]) -> dict[str, str]:
