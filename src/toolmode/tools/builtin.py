@@ -174,6 +174,7 @@ def _open_existing_file(ws: Workspace, path: str) -> int:
             raise IsADirectoryError(f"{path!r} is a directory; use list_dir to see what is in it")
         if not stat.S_ISREG(mode):
             raise ValueError(f"{path!r} is not a regular file; read_file only reads text files")
+        os.set_blocking(fd, True)  # O_NONBLOCK only kept a FIFO from blocking the open
     except BaseException:
         os.close(fd)
         raise

@@ -109,6 +109,7 @@ class Workspace:
                     f"refused: {str(path)!r} has {info.st_nlink} hard links; writing it would also change "
                     "the file under its other names, which may be outside the workspace"
                 )
+            os.set_blocking(fd, True)  # O_NONBLOCK only kept a FIFO from blocking the open
             if not append:
                 os.ftruncate(fd, 0)
         except BaseException:
