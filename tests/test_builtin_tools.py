@@ -16,7 +16,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from toolmode.tools import builtin, netguard
+from toolmode.tools import builtin, netguard, safe_open
 from toolmode.tools.base import Tool
 from toolmode.tools.builtin import builtin_tool_names, builtin_tools
 from toolmode.tools.html_text import html_to_text
@@ -209,6 +209,40 @@ def test_list_dir(tools, ws, tmp_path):
         tools["list_dir"](path="missing")
     with pytest.raises(NotADirectoryError):
         tools["list_dir"](path="b.txt")
+
+
+@pytest.mark.parametrize("walk", [False, True], ids=["default", "fallback_walk"])
+def test_file_tools_follow_symlinks_inside_the_workspace(ws, monkeypatch, walk):
+    if walk:
+        monkeypatch.setattr(safe_open, "USE_OPENAT2", False)
+    tools = tools_by_name(ws)
+    (ws / "real").mkdir()
+    (ws / "alias").symlink_to(ws / "real")  # absolute target, inside
+    (ws / "note").symlink_to("real/f.txt")  # relative target, inside, not there yet
+    assert tools["write_file"](path="alias/f.txt", content="a") == "wrote 1 bytes to real/f.txt"
+    assert tools["write_file"](path="note", content="b", append=True) == "appended 1 bytes to real/f.txt"
+    assert tools["read_file"](path="note") == "ab"
+    assert tools["list_dir"](path="alias") == [{"name": "f.txt", "type": "file", "size": 2}]
+    assert tools["write_file"](path="alias/new/deep.txt", content="c") == "wrote 1 bytes to real/new/deep.txt"
+
+
+def test_file_tools_behave_the_same_with_the_fallback_walk(tmp_path, monkeypatch):
+    """The per-component walk used where openat2 is missing passes the file-tool tests above."""
+    monkeypatch.setattr(safe_open, "USE_OPENAT2", False)
+    checks = [
+        test_file_tools_refuse_escapes,
+        test_write_then_read,
+        test_read_file_line_window,
+        test_read_file_keeps_line_endings_and_replaces_bad_bytes,
+        test_read_file_errors,
+        test_write_file_into_a_directory_is_refused,
+        test_list_dir,
+    ]
+    for number, check in enumerate(checks):
+        base = tmp_path / str(number)
+        (base / "ws").mkdir(parents=True)
+        fixtures = {"tools": tools_by_name(base / "ws"), "ws": base / "ws", "tmp_path": base}
+        check(**{name: fixtures[name] for name in check.__code__.co_varnames[: check.__code__.co_argcount]})
 
 
 # ---------------------------------------------------------------- current_time
