@@ -3,6 +3,8 @@
     python benchmarks/tool_search.py                 # everything (about a minute without --fused)
     python benchmarks/tool_search.py --limit 2000    # quick: 2,000 queries per half
     python benchmarks/tool_search.py --tune          # grid-search BM25F weights on the tune half
+    python benchmarks/tool_search.py --tune-fusion --backend minilm   # grid-search the fusion on the tune half
+    python benchmarks/tool_search.py --half both     # tables for the tune half and the held-out half
 
 Queries are split in two halves by a hash of their text; tuned settings were chosen on the tune half,
 so the table reports the other (held-out) half. Rankers: the naive substring scorer, plain BM25
@@ -21,6 +23,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from data_metatool import DEFAULT_DIR, Query, load_queries, load_tools, split, synthetic_catalog
 
@@ -66,12 +69,16 @@ def plain_bm25_split_ranker(tools: Sequence[Tool]) -> Searcher:
 
 
 def toolindex_ranker(
-    ranker: str, params: BM25Params | None = None, embedder: str | None = None
+    ranker: str, params: BM25Params | None = None, embedder: str | None = None, **fusion: Any
 ) -> Callable[[Sequence[Tool]], Searcher]:
-    """The project's ToolIndex with the given ranker."""
+    """The project's ToolIndex with the given ranker; `fusion` overrides SemanticIndex settings."""
 
     def build(tools: Sequence[Tool]) -> Searcher:
         index = ToolIndex(tools, ranker, params=params, embedder=embedder)
+        if fusion and index.semantic is not None:
+            from toolmode.tools.semantic import SemanticIndex
+
+            index.semantic = SemanticIndex(tools, index.semantic.embedder, **fusion)
         return lambda query, k: [t.name for t in index.search(query, k)]
 
     return build
@@ -123,6 +130,51 @@ def tune(tools: list[Tool], queries: list[Query]) -> None:
         print(f"R@5 {r5:.3f} NDCG@5 {nd:.3f}  name={p.name} k1={p.k1} b={p.b}")
 
 
+def tune_fusion(tools: list[Tool], queries: list[Query], backend: str | None) -> None:
+    """Grid-search the fusion settings on the given (tune) queries; print the best.
+
+    Each query is embedded once and its vector reused across the grid (only for this search: the tables
+    embed every query afresh, so their latency includes the model).
+    """
+    from toolmode.tools.semantic import SemanticIndex, get_embedder
+
+    embedder = get_embedder(backend)
+    index = ToolIndex(tools)
+    start = time.perf_counter()
+    vecs = {q.text: embedder.embed_queries([q.text])[0] for q in queries}
+    print(f"embedded {len(vecs):,} tune queries with {embedder.key} in {time.perf_counter() - start:.0f} s")
+    bm25 = {q.text: index.bm25.scores(index.tokenizer(q.text)) for q in queries}
+
+    def searcher(sem: SemanticIndex) -> Searcher:
+        def search(query: str, k: int) -> list[str]:
+            scores = sem.fuse(query, bm25[query], vecs[query])
+            return [tools[i].name for i in top_k(scores, k)]
+
+        return search
+
+    results = []
+    for centre, name_w in itertools.product([False, True], [0.0, 0.15, 0.3, 0.5, 0.7]):
+        for w in [0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9]:
+            sem = SemanticIndex(tools, embedder, semantic_weight=w, name_weight=name_w, centre=centre)
+            results.append((evaluate(searcher(sem), queries), f"score centre={centre} name={name_w} w={w}"))
+        for rrf_k, rrf_w in itertools.product([5.0, 10.0, 20.0, 60.0], [1.0, 1.5, 2.0, 3.0]):
+            sem = SemanticIndex(
+                tools,
+                embedder,
+                fusion="rrf",
+                rrf_k=rrf_k,
+                rrf_weight=rrf_w,
+                name_weight=name_w,
+                centre=centre,
+            )
+            results.append(
+                (evaluate(searcher(sem), queries), f"rrf centre={centre} name={name_w} k={rrf_k} w={rrf_w}")
+            )
+    results.sort(key=lambda r: (-r[0]["R@5"], -r[0]["NDCG@5"]))
+    for m, label in results[:15]:
+        print(f"R@5 {m['R@5']:.4f} R@1 {m['R@1']:.4f} NDCG@5 {m['NDCG@5']:.4f}  {label}")
+
+
 def scale(tools: list[Tool], queries: list[Query], size: int) -> None:
     """Build time and median query latency of the default ranker on a synthetic catalog of `size` tools."""
     catalog = synthetic_catalog(tools, size)
@@ -151,6 +203,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-fused", action="store_true", help="skip the fused ranker even if installed")
     ap.add_argument("--backend", default=None, help="embedding backend for the fused ranker (minilm, e5)")
     ap.add_argument("--tune", action="store_true", help="grid-search BM25F settings on the tune half")
+    ap.add_argument("--tune-fusion", action="store_true", help="grid-search fusion settings on the tune half")
+    ap.add_argument("--rrf", action="store_true", help="also run the fused ranker with rank fusion (before)")
+    ap.add_argument(
+        "--half",
+        choices=["held-out", "tune", "both"],
+        default="held-out",
+        help="which half the tables report",
+    )
     ap.add_argument("--scale", type=int, default=10_000, help="size of the synthetic catalog (0 to skip)")
     args = ap.parse_args(argv)
 
@@ -165,6 +225,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.tune:
         tune(tools, tune_q)
         return 0
+    if args.tune_fusion:
+        tune_fusion(tools, tune_q, args.backend)
+        return 0
 
     rankers: list[tuple[str, Callable[[Sequence[Tool]], Searcher]]] = [
         ("(i) substring", substring_ranker),
@@ -178,19 +241,32 @@ def main(argv: list[str] | None = None) -> int:
 
             key = get_embedder(args.backend).key
             rankers.append((f"(iv) fused: bm25 + {key}", toolindex_ranker("fused", embedder=args.backend)))
+            if args.rrf:
+                rrf = toolindex_ranker(
+                    "fused", embedder=args.backend, fusion="rrf", name_weight=0.0, centre=False
+                )
+                rankers.append((f"(iv') before: RRF, {key}", rrf))
         except ImportError as exc:
             print(f"fused ranker skipped: {exc}")
 
-    single, two = [], []
+    halves = {"tune": tune_q, "held-out": test_q}
+    shown = list(halves) if args.half == "both" else [args.half]
+    tables: dict[str, list[tuple[str, dict[str, float]]]] = {h: [] for h in [*shown, "multi"]}
     for name, build in rankers:
         start = time.perf_counter()
         search = build(tools)
         built = time.perf_counter() - start
-        single.append((name, evaluate(search, test_q)))
-        two.append((name, evaluate(search, multi)))
+        for half in shown:
+            tables[half].append((name, evaluate(search, halves[half])))
+        tables["multi"].append((name, evaluate(search, multi)))
         print(f"  built {name} in {1000 * built:.0f} ms", flush=True)
-    print_table(f"held-out half of queries.jsonl ({len(test_q):,} queries, 199 tools)", single)
-    print_table(f"queries_multi.jsonl ({len(multi)} queries, 2 gold tools each; recall = share of both)", two)
+    for half in shown:
+        n = len(halves[half])
+        print_table(f"{half} half of queries.jsonl ({n:,} queries, 199 tools)", tables[half])
+    print_table(
+        f"queries_multi.jsonl ({len(multi)} queries, 2 gold tools each; recall = share of both)",
+        tables["multi"],
+    )
     if args.scale:
         print()
         scale(tools, test_q[:2000], args.scale)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import time
+import zlib
 from typing import Any
 
+import numpy as np
 import pytest
 
 from toolmode.tools.base import Tool
@@ -212,3 +214,67 @@ def test_fused_finds_paraphrases(catalog: list[Tool]) -> None:
     assert index.search("下载网页")[0].name == "zh_downloader"
     assert index.search("") == []
     assert index.search("xyzzy plugh") == []
+
+
+class _StubEmbedder:
+    """Hashed bag of words as an "embedding", so the fusion arithmetic is tested without a model."""
+
+    key = "stub"
+    semantic_weight = 0.8
+    name_weight = 0.3
+
+    def _embed(self, texts: Any) -> np.ndarray:
+        rows = np.zeros((len(texts), 4096), dtype=np.float32)
+        for row, text in zip(rows, texts, strict=True):
+            for word in tokenize(text) or ["<empty>"]:
+                row[zlib.crc32(word.encode()) % 4096] += 1.0
+            row /= np.linalg.norm(row)
+        return rows
+
+    def embed_queries(self, texts: Any) -> np.ndarray:
+        return self._embed(texts)
+
+    def embed_documents(self, texts: Any) -> np.ndarray:
+        return self._embed(texts)
+
+
+def test_score_fusion_with_stub_embedder(catalog: list[Tool]) -> None:
+    index = ToolIndex(catalog, ranker="fused", embedder=_StubEmbedder())
+    assert index.search("grab a website page")[0].name == "fetch_url"
+    ranked = index.ranked("read a file", k=len(catalog))
+    assert len(ranked) == len(catalog)  # a query with any matching term ranks the whole catalog
+    assert all(score > 0 for _, score in ranked)
+    assert ranked[0][0].name == "read_file"
+    assert index.search("xyzzy plugh") == []  # no lexical match: nothing, whatever the embedding says
+    assert index.search("send_email weather")[0].name == "send_email"  # an exact name still wins
+
+
+def test_fusion_on_tiny_catalogs() -> None:
+    stub = _StubEmbedder()
+    one = ToolIndex([make("fetch_url", "Download a web page.")], ranker="fused", embedder=stub)
+    assert names(one.search("download page")) == ["fetch_url"]
+    two = [make("fetch_url", "Download a web page."), make("read_file", "Read a file.")]
+    index = ToolIndex(two, ranker="fused", embedder=stub)
+    assert names(index.search("download page")) == ["fetch_url", "read_file"]
+    assert ToolIndex([], ranker="fused", embedder=stub).search("download") == []
+
+
+def test_centring_shrinks_for_small_catalogs() -> None:
+    from toolmode.tools.semantic import centred
+
+    rows = np.eye(3, dtype=np.float32)[:1]  # one tool: centring must not zero its vector
+    assert np.allclose(np.linalg.norm(centred(rows), axis=1), 1.0)
+    many = np.random.default_rng(0).normal(size=(200, 8)).astype(np.float32) + 3.0
+    out = centred(many / np.linalg.norm(many, axis=1, keepdims=True))
+    assert np.allclose(np.linalg.norm(out, axis=1), 1.0)
+    assert np.linalg.norm(out.mean(axis=0)) < 0.2  # the shared direction is (nearly) gone
+
+
+def test_rrf_fusion_still_available(catalog: list[Tool]) -> None:
+    from toolmode.tools.semantic import SemanticIndex
+
+    index = ToolIndex(catalog, ranker="fused", embedder=_StubEmbedder())
+    index.semantic = SemanticIndex(catalog, _StubEmbedder(), fusion="rrf")
+    assert index.search("download web page")[0].name == "fetch_url"
+    with pytest.raises(ValueError, match="fusion"):
+        SemanticIndex(catalog, _StubEmbedder(), fusion="max")

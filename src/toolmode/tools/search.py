@@ -4,7 +4,8 @@
 BM25F (Okapi BM25 with per-field weights and length normalisation) over each tool's name, description and
 parameters, tokenised by `text_tokens.tokenize` (identifier splitting, stop words, light stemming, CJK
 characters and bigrams). A query that names a tool exactly puts that tool first. `ranker="fused"` adds
-embedding similarity (the optional `semantic` extra) by reciprocal-rank fusion.
+embedding similarity (the optional `semantic` extra): a weighted sum of the normalised BM25 and embedding
+scores (see `toolmode.tools.semantic`).
 
 The index is our own small one rather than a BM25 package: we need several weighted fields and our own
 tokens, and every per-(term, tool) BM25 weight is query-independent, so the index stores them precomputed

