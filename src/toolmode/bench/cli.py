@@ -131,16 +131,19 @@ def bench_main(argv: list[str]) -> int:
     console.print(
         f"bench directory: {where}  ({len(tasks)} tasks × {len(specs)} modes × {settings['runs']} runs)"
     )
-    from toolmode.bench.runner import run_bench
+    from toolmode.bench.runner import BenchAbandoned, run_bench
 
+    resume = f"Finished episodes are saved in {where / 'results.jsonl'}; resume with: toolmode bench --resume {where}"
     try:
         run_bench(tasks, specs, int(settings["runs"]), where, config, jobs=args.jobs,
                   base_seed=int(settings["seed"]), retry_errors=args.retry_errors,
                   progress=not args.no_progress)  # fmt: skip
+    except BenchAbandoned as exc:
+        console.print(f"[yellow]abandoned {exc.running} running episode(s)[/]: not recorded, they run again "
+                      f"on resume. {resume}", soft_wrap=True)  # fmt: skip
+        return 130
     except KeyboardInterrupt:
-        console.print(
-            f"[yellow]interrupted.[/] Finished episodes are saved; resume with: toolmode bench --resume {where}"
-        )
+        console.print(f"[yellow]interrupted.[/] {resume}", soft_wrap=True)
         return 130
     report = build_report(where, console=console, charts=not args.no_charts)
     _print_paths(console, report)

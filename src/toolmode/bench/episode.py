@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import time
 import traceback
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -44,9 +45,20 @@ def episode_dir(bench_dir: Path, task: str, mode: str, run: int) -> Path:
 
 
 def run_episode(
-    task: Task, spec: ModeSpec, run: int, seed: int, bench_dir: Path, config: BenchConfig
+    task: Task,
+    spec: ModeSpec,
+    run: int,
+    seed: int,
+    bench_dir: Path,
+    config: BenchConfig,
+    *,
+    register: Callable[[Callable[[], None]], None] | None = None,
 ) -> dict[str, Any]:
-    """Run one episode and return its results record (harness failures become a failed record)."""
+    """Run one episode and return its results record (harness failures become a failed record).
+
+    `register`, if given, receives the agent's `close` once the agent exists (so an abandoned bench can
+    stop its sandbox and MCP servers from another thread).
+    """
     started = time.monotonic()
     record: dict[str, Any] = {
         "task": task.name,
@@ -102,6 +114,8 @@ def run_episode(
                     sandbox=config.sandbox,
                 )
             )
+            if register is not None:
+                register(agent.close)
             record["model"] = agent.model.model
             result = agent.run(task.render_prompt(env))
             answer = result.answer or ""

@@ -1,12 +1,19 @@
 """Run tasks × modes × runs, concurrently, appending each finished episode to results.jsonl.
 
 An interrupted bench resumes: episodes already in results.jsonl are skipped.
+
+Ctrl-C: the first one stops starting episodes and waits for the running ones, which are recorded as they
+finish; then KeyboardInterrupt is raised. A second one abandons the running episodes at once (their agents
+are closed, they are not recorded and run again on resume) and raises BenchAbandoned.
 """
 
 from __future__ import annotations
 
+import contextlib
+import queue
+import sys
+import threading
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,6 +22,16 @@ from toolmode.bench.episode import BenchConfig, run_episode
 from toolmode.bench.modespec import ModeSpec
 from toolmode.bench.results import ResultsFile, episode_key
 from toolmode.bench.task import Task
+
+ABANDON_CLOSE_SECONDS = 2.0  # how long a second Ctrl-C waits for abandoned agents to close, at most
+
+
+class BenchAbandoned(KeyboardInterrupt):
+    """A second Ctrl-C: `running` episodes were abandoned without being recorded."""
+
+    def __init__(self, running: int) -> None:
+        super().__init__(f"abandoned {running} running episodes")
+        self.running = running
 
 
 @dataclass(frozen=True)
@@ -37,6 +54,11 @@ def plan(tasks: list[Task], specs: list[ModeSpec], runs: int, base_seed: int = 0
     ]
 
 
+def errored(record: dict[str, Any]) -> bool:
+    """True if an episode ended in an error (harness, model or loop), whatever its step count."""
+    return bool(record.get("error")) or record.get("stopped") == "error"
+
+
 def run_bench(
     tasks: list[Task],
     specs: list[ModeSpec],
@@ -50,46 +72,131 @@ def run_bench(
     progress: bool = True,
     on_record: Callable[[dict[str, Any]], None] | None = None,
 ) -> list[dict[str, Any]]:
-    """Run every episode not yet in `bench_dir/results.jsonl`; return the records written by this call."""
+    """Run every episode not yet in `bench_dir/results.jsonl`; return the records written by this call.
+
+    `retry_errors` also reruns the episodes whose record has an error. Episodes run on daemon threads
+    (at most `jobs` at a time) and are recorded by their own thread as they finish, so a Ctrl-C in the
+    main thread cannot lose a finished one; `on_record` is called there too, under the results lock.
+    """
     bench_dir.mkdir(parents=True, exist_ok=True)
     results = ResultsFile(bench_dir)
-    done = {
-        episode_key(r) for r in results.read() if not (retry_errors and r.get("error") and not r.get("steps"))
-    }
+    done = {episode_key(r) for r in results.read() if not (retry_errors and errored(r))}
     todo = [e for e in plan(tasks, specs, runs, base_seed) if (e.task.name, e.spec.label, e.run) not in done]
-    written: list[dict[str, Any]] = []
     if not todo:
-        return written
-
-    def finish(record: dict[str, Any]) -> None:
-        results.append(record)
-        written.append(record)
-        if on_record is not None:
-            on_record(record)
-
-    def one(e: Episode) -> dict[str, Any]:
-        return run_episode(e.task, e.spec, e.run, e.seed, bench_dir, config)
-
+        return []
     with _Progress(len(todo), len(done), enabled=progress) as bar:
-        if jobs <= 1:
-            for e in todo:
-                record = one(e)
-                finish(record)
-                bar.advance(record)
-            return written
-        pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="episode")
-        pending: set[Future[dict[str, Any]]] = {pool.submit(one, e) for e in todo}
+        pool = _Pool(bench_dir, config, results, on_record, max(1, jobs))
+        pool.run(todo, bar)
+    return pool.written
+
+
+class _Pool:
+    """Runs episodes on daemon threads; handles the first (wait) and second (abandon) Ctrl-C."""
+
+    def __init__(
+        self,
+        bench_dir: Path,
+        config: BenchConfig,
+        results: ResultsFile,
+        on_record: Callable[[dict[str, Any]], None] | None,
+        jobs: int,
+    ) -> None:
+        self.bench_dir, self.config, self.results, self.on_record, self.jobs = (
+            bench_dir, config, results, on_record, jobs
+        )  # fmt: skip
+        self.written: list[dict[str, Any]] = []
+        self.lock = threading.Lock()
+        self.abandoned = False
+        self.closers: dict[int, Callable[[], None]] = {}  # by index into `threads`
+        self.threads: list[threading.Thread] = []
+        self.active = 0  # episodes started and not yet finished (a worker counts itself out)
+        self.finished: queue.SimpleQueue[dict[str, Any] | None] = queue.SimpleQueue()
+
+    def _work(self, i: int, e: Episode) -> None:
+        record = None
+
+        def register(close: Callable[[], None]) -> None:
+            with self.lock:
+                self.closers[i] = close
+
         try:
-            while pending:
-                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for future in finished:
-                    record = future.result()
-                    finish(record)
-                    bar.advance(record)
+            record = run_episode(
+                e.task, e.spec, e.run, e.seed, self.bench_dir, self.config, register=register
+            )
         finally:
-            # On Ctrl-C: drop queued episodes; running ones finish and are recorded by nobody (they rerun).
-            pool.shutdown(wait=not pending, cancel_futures=True)
-    return written
+            with self.lock:
+                self.active -= 1
+                self.closers.pop(i, None)
+                if record is not None and not self.abandoned:
+                    self.results.append(record)
+                    self.written.append(record)
+                    if self.on_record is not None:
+                        self.on_record(record)
+            self.finished.put(record)
+
+    def running(self) -> int:
+        """Episodes started and not finished."""
+        with self.lock:
+            return self.active
+
+    def run(self, todo: list[Episode], bar: _Progress) -> None:
+        """Run `todo`; KeyboardInterrupt after a first Ctrl-C (once the running ones are recorded)."""
+        waiting = iter(todo)
+        stopping = False
+        while True:
+            try:
+                while not stopping and self.running() < self.jobs:
+                    e = next(waiting, None)
+                    if e is None:
+                        stopping = True  # nothing left to start
+                        break
+                    i = len(self.threads)
+                    t = threading.Thread(target=self._work, args=(i, e), daemon=True, name=f"episode-{i}")
+                    self.threads.append(t)
+                    with self.lock:
+                        self.active += 1
+                    try:
+                        t.start()
+                    except BaseException:
+                        if t.ident is None:  # never started: it will not count itself out
+                            with self.lock:
+                                self.active -= 1
+                        raise
+                with contextlib.suppress(queue.Empty):
+                    record = self.finished.get(timeout=0.2)
+                    if record is not None:
+                        bar.advance(record)
+                if stopping and not self.running() and self.finished.empty():
+                    break
+            except KeyboardInterrupt:
+                running = self.running()
+                if not running:
+                    raise
+                if bar.interrupted:
+                    self._abandon(running)
+                bar.interrupted = stopping = True
+                bar.note(
+                    f"waiting for {running} running episode{'s' if running != 1 else ''} to finish "
+                    "(Ctrl-C again to abandon them)"
+                )
+        if bar.interrupted:
+            raise KeyboardInterrupt
+
+    def _abandon(self, running: int) -> None:
+        """Stop recording, close the running episodes' agents (bounded wait), raise BenchAbandoned."""
+        with self.lock:
+            self.abandoned = True
+            closers = list(self.closers.values())
+
+        def close_all() -> None:
+            for close in closers:
+                with contextlib.suppress(Exception):
+                    close()
+
+        closing = threading.Thread(target=close_all, daemon=True, name="bench-abandon")
+        closing.start()
+        closing.join(ABANDON_CLOSE_SECONDS)
+        raise BenchAbandoned(running)
 
 
 class _Progress:
@@ -101,6 +208,7 @@ class _Progress:
         self.already = already
         self.ok = 0
         self.failed = 0
+        self.interrupted = False
         self._progress: Any = None
         self._task: Any = None
 
@@ -129,6 +237,13 @@ class _Progress:
         if self._progress is not None:
             status = f"[green]{self.ok} ok[/] [red]{self.failed} failed[/]  last: {record['task']} / {record['mode']}"
             self._progress.update(self._task, advance=1, status=status)
+
+    def note(self, text: str) -> None:
+        """Print a line above the bar (or on stdout without one)."""
+        if self._progress is not None:
+            self._progress.console.print(text)
+        else:
+            print(text, file=sys.stdout, flush=True)
 
     def __exit__(self, *exc: object) -> None:
         if self._progress is not None:
