@@ -183,3 +183,58 @@ def test_cli_stops_before_any_episode_without_an_api_key(
     assert bench_main(["--tasks", "log_stats", "--out", str(tmp_path / "b"), "--no-progress"]) == 2
     assert "DEEPSEEK_API_KEY" in capsys.readouterr().out
     assert not (tmp_path / "b" / "results.jsonl").exists()
+
+
+def test_retry_errors_reruns_every_errored_episode(tmp_path: Path) -> None:
+    tasks, specs = select(builtin_suite(), ["log_stats"]), parse_modes("react,code,hybrid,code+search")
+    base = {"task": "log_stats", "run": 1, "seed": 1, "scripted": True}
+    saved = [
+        {**base, "mode": "react", "ok": True, "error": None, "stopped": "answer", "steps": 7},
+        {**base, "mode": "code", "ok": False, "error": "ModelError: 500", "stopped": "error", "steps": 3},
+        {**base, "mode": "hybrid", "ok": False, "error": None, "stopped": "error", "steps": 2},
+        {
+            **base,
+            "mode": "code+search",
+            "ok": False,
+            "error": "RuntimeError: fixture",
+            "reason": "harness error",
+        },
+    ]
+    (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in saved))
+    config = BenchConfig(scripted=True)
+    assert run_bench(tasks, specs, 1, tmp_path, config, progress=False) == []  # a plain resume skips them
+    rerun = run_bench(tasks, specs, 1, tmp_path, config, retry_errors=True, progress=False)
+    assert sorted(r["mode"] for r in rerun) == ["code", "code+search", "hybrid"]
+    assert all(r["ok"] for r in read_results(tmp_path))
+
+
+@pytest.mark.parametrize(
+    ("broken", "said"),
+    [
+        ({"ok": False, "reason": "harness error", "error": "RuntimeError: sandbox unavailable"}, "harness error"),
+        ({"ok": False, "reason": "stopped: error", "error": "ModelError: 500", "stopped": "error", "steps": 1},
+         "error (error)"),
+        ({"ok": False, "reason": "title 'X' not in answer", "error": None, "stopped": "answer", "steps": 2},
+         "wrong answer"),
+    ],
+)  # fmt: skip
+def test_demo_fails_loudly_when_an_episode_goes_wrong(
+    broken: dict[str, Any], said: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    from toolmode.bench import demo
+
+    def fake_episode(
+        task: Task, spec: Any, run: int, seed: int, bench_dir: Path, config: Any
+    ) -> dict[str, Any]:
+        record = {"task": task.name, "kind": task.kind, "mode": spec.label, "run": run, "seed": seed,
+                  "scripted": True, "ok": True, "error": None, "stopped": "answer", "steps": 2}  # fmt: skip
+        if (task.name, spec.label) == ("time_and_title", "code"):
+            record.update(broken)
+        return record
+
+    monkeypatch.setattr(demo, "run_episode", fake_episode)
+    assert demo.demo_main(["--quiet", "--out", str(tmp_path)]) == 1
+    printed = capsys.readouterr().out
+    assert "demo FAILED: 1 of 6 episodes" in printed
+    assert f"time_and_title · code: {said}" in printed

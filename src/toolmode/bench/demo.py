@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from toolmode.bench.episode import BenchConfig, run_episode
 from toolmode.bench.modespec import parse_modes
@@ -35,6 +36,7 @@ REAL_MODEL_HINT = (
 def demo_main(argv: list[str]) -> int:
     """Entry point of `toolmode demo`; returns the exit status."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.panel import Panel
 
     parser = argparse.ArgumentParser(
@@ -69,19 +71,46 @@ def demo_main(argv: list[str]) -> int:
                          "task_order": DEMO_TASKS, "mode_order": [s.label for s in specs]})  # fmt: skip
     results = ResultsFile(out)
     results.path.unlink(missing_ok=True)
+    failed: list[str] = []
     for task in tasks:
         for spec in specs:
             if not args.quiet:
                 console.rule(f"[bold]{task.name}[/] · {spec.label} mode (scripted)")
             record = run_episode(task, spec, 1, 1, out, config)
             results.append(record)
-            verdict = "[green]correct[/]" if record["ok"] else f"[red]wrong[/] ({record.get('reason')})"
-            if record.get("error") and not record.get("steps"):
-                verdict = f"[red]harness error[/]: {record['error']}"
-            console.print(f"checker: {verdict}; {record.get('steps', 0)} requests, "
-                          f"{record.get('prompt_tokens', 0):,} prompt tokens")  # fmt: skip
+            problem = _problem(record)
+            verdict = "[green]correct[/]" if problem is None else f"[red]{escape(problem)}[/]"
+            if problem is not None:
+                failed.append(f"{task.name} · {spec.label}: {problem}")
+            console.print(f"checker: {verdict}; {record.get('steps') or 0} requests, "
+                          f"{record.get('prompt_tokens') or 0:,} prompt tokens")  # fmt: skip
     report = build_report(out, console=console, charts=args.charts)
     console.print(f"\nresults: {out / 'results.jsonl'}\nreport:  {report.html}")
     console.print(Panel(f"[bold red]The replies above were scripted[/] ({SCRIPTED_NOTE}).\n{REAL_MODEL_HINT}",
                         border_style="red"))  # fmt: skip
+    if failed:
+        lines = "\n".join(f"  {escape(line)}" for line in failed)
+        console.print(
+            Panel(
+                f"[bold red]The demo FAILED: {len(failed)} of {len(tasks) * len(specs)} episodes went wrong.[/]\n"
+                f"{lines}\nThe scripted replies always solve these tasks, so this is a problem with this "
+                f"toolmode installation or machine (sandbox, network on 127.0.0.1), not with a model. "
+                f"Each episode's trace is under {out / 'episodes'}.",
+                title="demo failed",
+                border_style="red",
+            )
+        )
+        return 1
     return 0
+
+
+def _problem(record: dict[str, Any]) -> str | None:
+    """What went wrong in a demo episode (a harness or run error, or a wrong answer), or None."""
+    if record.get("error"):
+        where = (
+            "harness error" if record.get("reason") == "harness error" else f"error ({record.get('stopped')})"
+        )
+        return f"{where}: {record['error']}"
+    if not record.get("ok"):
+        return f"wrong answer: {record.get('reason')}"
+    return None
