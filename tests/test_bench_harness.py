@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -238,3 +239,30 @@ def test_demo_fails_loudly_when_an_episode_goes_wrong(
     printed = capsys.readouterr().out
     assert "demo FAILED: 1 of 6 episodes" in printed
     assert f"time_and_title · code: {said}" in printed
+
+
+def _fake_records(bench: Path) -> None:
+    rows = [
+        {"task": t, "mode": m, "run": k, "ok": k != 2, "scripted": True, "steps": 2 + k, "prompt_tokens": 900 * k,
+         "completion_tokens": 50, "cached_tokens": 0, "cost": 0.001, "wall_time": 0.3, "step_prompt_tokens": [400, 500]}
+        for t in ("log_stats", "time_and_title") for m in ("react", "code") for k in (1, 2, 3)
+    ]  # fmt: skip
+    (bench / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def test_report_without_matplotlib_still_writes_table_csv_and_html(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from rich.console import Console
+
+    _fake_records(tmp_path)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # `import matplotlib` now fails
+    report = build_report(tmp_path, console=Console(width=200), charts=True)
+    printed = capsys.readouterr().out
+    assert "charts skipped: matplotlib is not installed" in printed
+    assert "log_stats" in printed  # the table
+    assert report.charts == {} and not list(tmp_path.glob("*.png"))
+    assert len(list(csv.DictReader(report.csv.open()))) == 6
+    page = report.html.read_text()
+    assert "data:image/png" not in page and "charts skipped: matplotlib is not installed" in page
+    assert "time_and_title" in page

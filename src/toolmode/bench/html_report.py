@@ -35,6 +35,7 @@ def render_html(
     *,
     scripted: bool,
     model: str | None,
+    charts_note: str | None = None,
 ) -> str:
     """The whole report as one HTML string."""
     esc = html.escape
@@ -65,6 +66,8 @@ def render_html(
     parts.append(f"<table><tr>{head}</tr>{''.join(rows)}</table>")
     for name, path in charts.items():
         parts.append(f"<h2>{esc(name.replace('_', ' '))}</h2>{_img(path)}")
+    if charts_note:
+        parts.append(f"<p class='note'>{esc(charts_note)}</p>")
     failed = [r for r in records if not r.get("ok")]
     if failed:
         parts.append(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ class Report:
     charts: dict[str, Path]
     cells: list[Any]
     scripted: bool
+    charts_note: str | None = None  # why there are no charts, when they were asked for
 
 
 def model_label(records: list[dict[str, Any]], settings: dict[str, Any]) -> str | None:
@@ -52,9 +54,24 @@ def build_report(bench_dir: Path, *, console: Any = None, charts: bool = True) -
         )
     csv_path = bench_dir / "summary.csv"
     write_csv(csv_path, cells, scripted=scripted, model=model)
-    chart_paths = all_charts(cells, bench_dir, scripted=scripted) if charts else {}
+    chart_paths: dict[str, Path] = {}
+    note = None
+    if charts:
+        try:
+            chart_paths = all_charts(cells, bench_dir, scripted=scripted)
+        except ImportError as exc:  # matplotlib missing or broken: the rest of the report still stands
+            note = (
+                "charts skipped: matplotlib is not installed"
+                if (exc.name or "").split(".")[0] == "matplotlib"
+                else f"charts skipped: matplotlib cannot be imported ({exc})"
+            )
+            if console is not None:
+                console.print(f"[yellow]{note}[/]", markup=True, highlight=False)
+            else:
+                print(note, file=sys.stderr)
     html_path = bench_dir / "report.html"
     html_path.write_text(
-        render_html(cells, records, chart_paths, settings, scripted=scripted, model=model), encoding="utf-8"
+        render_html(cells, records, chart_paths, settings, scripted=scripted, model=model, charts_note=note),
+        encoding="utf-8",
     )
-    return Report(csv_path, html_path, chart_paths, cells, scripted)
+    return Report(csv_path, html_path, chart_paths, cells, scripted, note)
