@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -266,3 +267,70 @@ def test_report_without_matplotlib_still_writes_table_csv_and_html(
     page = report.html.read_text()
     assert "data:image/png" not in page and "charts skipped: matplotlib is not installed" in page
     assert "time_and_title" in page
+
+
+SEARCH_MODES = "react+load,react+proxy,code+search,hybrid+search"
+
+
+def _trace(bench: Path, record: dict[str, Any]) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (bench / record["trace"]).read_text().splitlines()]
+
+
+def test_time_and_title_search_modes_find_the_hidden_tools(tmp_path: Path) -> None:
+    tasks = select(builtin_suite(), ["time_and_title"])
+    records = run_bench(
+        tasks, parse_modes(SEARCH_MODES), 1, tmp_path, BenchConfig(scripted=True), progress=False
+    )
+    assert len(records) == 4
+    for r in records:
+        assert r["ok"], (r["mode"], r["reason"], r.get("answer"))
+        events = _trace(tmp_path, r)
+        offered = set(next(e for e in events if e["kind"] == "tools")["names"])
+        calls = [c for e in events if e["kind"] == "reply" for c in e["tool_calls"]]
+        searched = [c for c in calls if c["name"] == "search_tools" or "search_tools(" in c["arguments"]]
+        assert searched, f"{r['mode']}: no tool search in {calls}"
+        assert "fetch_url" not in offered and "calculator" not in offered
+        assert ("current_time" in offered) == (r["mode"] == "hybrid+search")  # hybrid keeps its direct tool
+
+
+def _site_variant(*, link_targets_in_text: bool, links_in_result: bool) -> Task:
+    (task,) = select(builtin_suite(), ["site_browse"])
+    pages = task.pages
+    assert pages is not None
+
+    def variant_pages(seed: int) -> dict[str, str]:
+        out = pages(seed)
+        if not link_targets_in_text:  # "Aurora sensor (/products/aurora.html)" -> "Aurora sensor"
+            out = {k: re.sub(r" \(/[\w./-]+\.html\)", "", v) for k, v in out.items()}
+        return out
+
+    def tools(env: TaskEnv) -> list[Any]:
+        offered = task.tools(env)
+        if not links_in_result:  # a fetch_url that returns no `links`
+            fetch = next(t for t in offered if t.name == "fetch_url")
+            real = fetch.fn
+
+            def no_links(**kw: Any) -> Any:
+                result = real(**kw)
+                if isinstance(result, dict):
+                    result.pop("links", None)
+                return result
+
+            fetch.fn = no_links
+        return offered
+
+    return Task(**{**task.__dict__, "pages": variant_pages, "tools": tools})
+
+
+@pytest.mark.parametrize(
+    ("link_targets_in_text", "links_in_result"), [(False, True), (True, False)], ids=["links", "link-text"]
+)
+def test_site_browse_players_follow_links_or_link_text(
+    link_targets_in_text: bool, links_in_result: bool, tmp_path: Path
+) -> None:
+    task = _site_variant(link_targets_in_text=link_targets_in_text, links_in_result=links_in_result)
+    records = run_bench(
+        [task], parse_modes("react,code,hybrid,react+proxy"), 1, tmp_path, BenchConfig(scripted=True), jobs=4,
+        progress=False,
+    )  # fmt: skip
+    assert [(r["mode"], r["reason"]) for r in records if not r["ok"]] == []

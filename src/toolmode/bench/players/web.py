@@ -83,12 +83,17 @@ while queue:
         cells = re.findall(r"Max operating temperature\\s*([\\d.]+)", page["text"])
         print(json.dumps({{"url": url, "temp": cells[0], "weight": re.findall(r"Weight\\s*(\\d+)", page["text"])[0]}}))
         break
-    queue += [root + link for link in re.findall(r"\\((/[\\w./-]+\\.html)\\)", page["text"])]
+    links = [link["url"] for link in page.get("links") or []]  # older fetch_url: targets in the link text
+    queue += links or [root + link for link in re.findall(r"\\((/[\\w./-]+\\.html)\\)", page["text"])]
 """
 
 
-def _links(page: dict[str, Any]) -> list[str]:
-    return _LINK.findall(page.get("text", ""))
+def _links(page: dict[str, Any], root: str) -> list[str]:
+    """The page's link URLs: fetch_url's `links`, else the targets written in the link texts."""
+    links = page.get("links")
+    if isinstance(links, list) and links:
+        return [str(x["url"]) for x in links if isinstance(x, dict) and x.get("url")]
+    return [root + path for path in _LINK.findall(page.get("text", ""))]
 
 
 def _spec(text: str, label: str) -> str:
@@ -111,16 +116,16 @@ def site_browse(play: Play) -> PlayerGen:
         return f"{result['weight']} g" if play.failing else f"{result['temp']} °C"
     page = as_json((yield Call("fetch_url", {"url": start})))
     for want in ("catalogue", product.lower(), "datasheet"):
-        link = next((x for x in _links(page) if want in x), None)
+        link = next((x for x in _links(page, root) if want in x.rsplit("/", 1)[-1]), None)
         if link is None:
             raise PlayerError(f"no link containing {want!r} on {page.get('url')}")
         if want == "datasheet" and play.style == "hybrid":
             program = (
-                f"import json, re\npage = fetch_url({root + link!r})\n"
+                f"import json, re\npage = fetch_url({link!r})\n"
                 "print(json.dumps(dict(re.findall(r'(Weight|Max operating temperature)\\s*([\\d.]+)', page['text']))))\n"
             )
             found = program_result((yield Code(program, ("fetch_url",))))
             return f"{found['Weight']} g" if play.failing else f"{found['Max operating temperature']} °C"
-        page = as_json((yield Call("fetch_url", {"url": root + link})))
+        page = as_json((yield Call("fetch_url", {"url": link})))
     text = page.get("text", "")
     return f"{_spec(text, 'Weight')} g" if play.failing else f"{_spec(text, 'Max operating temperature')} °C"

@@ -96,7 +96,8 @@ def site_pages(seed: int) -> dict[str, str]:
     def page(title: str, body: str) -> str:
         return f"<!doctype html><html><head><title>{title}</title></head><body>{body}</body></html>"
 
-    # Link texts carry their targets: fetch_url returns page text without hrefs (see docs/bench.md).
+    # fetch_url returns the page's `links` ([{text, url}], absolute URLs) besides its text; the link texts
+    # also carry their targets, so a model (or player) that reads only the text can follow them too.
     links = "".join(
         f"<li><a href='/products/{p.lower()}.html'>{p} sensor (/products/{p.lower()}.html)</a></li>"
         for p in _PRODUCTS
@@ -146,7 +147,8 @@ def web_tasks() -> list[Task]:
             build=lambda workspace, seed: title_facts(seed),
             tools=builtins,
             check=check_time_title,
-            hidden=hide_builtins_except("fetch_url", "current_time"),
+            # +search: the two tools it needs (and the calculator, a plausible third) are found by search.
+            hidden=["fetch_url", "current_time", "calculator"],
             direct=["current_time"],
             pages=title_pages,
         ),
