@@ -18,7 +18,7 @@ from toolmode.bench.cli import bench_main
 from toolmode.bench.episode import BenchConfig
 from toolmode.bench.modespec import parse_modes
 from toolmode.bench.report import build_report
-from toolmode.bench.results import read_results
+from toolmode.bench.results import read_results, write_settings
 from toolmode.bench.runner import run_bench
 from toolmode.bench.stats import SCRIPTED_NOTE
 from toolmode.bench.suite import builtin_suite, select
@@ -334,3 +334,25 @@ def test_site_browse_players_follow_links_or_link_text(
         progress=False,
     )  # fmt: skip
     assert [(r["mode"], r["reason"]) for r in records if not r["ok"]] == []
+
+
+def test_report_wording_labels_and_narrow_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _fake_records(tmp_path)
+    write_settings(
+        tmp_path, {"modes": "react,code", "tasks": None, "runs": 3, "model": None, "base_url": None}
+    )
+    monkeypatch.setenv("COLUMNS", "80")  # a narrow terminal: the compact table
+    assert bench_main(["--report", str(tmp_path), "--no-charts"]) == 0
+    printed = capsys.readouterr().out
+    assert "replies: scripted replies" not in printed
+    assert "SCRIPTED: these figures test the harness, not a model." in printed
+    lines = printed.splitlines()
+    for name in ("log_stats", "time_and_title", "pooled over tasks"):
+        assert any(name in line for line in lines), f"{name!r} is cut in:\n{printed}"
+    assert "(all tasks)" not in printed and "run-to-run spread" in printed
+    page = (tmp_path / "report.html").read_text()
+    assert "None" not in page.split("<table>")[0]  # the settings line skips unset values
+    assert "<b>modes</b>: react,code" in page and "pooled over tasks" in page
+    assert "pooled over tasks" in {r["task"] for r in csv.DictReader((tmp_path / "summary.csv").open())}

@@ -166,4 +166,4 @@ def _preflight(config: BenchConfig) -> str | None:
 def _print_paths(console: Any, report: Any) -> None:
     console.print(f"summary: {report.csv}\nreport:  {report.html}")
     if report.scripted:
-        console.print(f"[bold red]These figures come from scripted replies: {SCRIPTED_NOTE}.[/]")
+        console.print("[bold red]SCRIPTED: these figures test the harness, not a model.[/]")

@@ -7,7 +7,7 @@ import html
 from pathlib import Path
 from typing import Any
 
-from toolmode.bench.stats import ALL_TASKS, MEASURES, SCRIPTED_NOTE, Cell
+from toolmode.bench.stats import ALL_TASKS, MEASURES, POOLED_NOTE, SCRIPTED_NOTE, Cell
 from toolmode.bench.table import fmt, title
 
 _CSS = """
@@ -49,7 +49,9 @@ def render_html(
         )
     parts.append(f"<h1>{esc(title(scripted, model, len(records)))}</h1>")
     shown = {
-        k: settings[k] for k in ("modes", "tasks", "runs", "model", "base_url", "started") if k in settings
+        k: settings[k]
+        for k in ("modes", "tasks", "runs", "model", "base_url", "started")
+        if settings.get(k) not in (None, "", [])
     }
     if shown:
         parts.append("<p>" + "; ".join(f"<b>{esc(k)}</b>: {esc(str(v))}" for k, v in shown.items()) + "</p>")
@@ -64,6 +66,8 @@ def render_html(
         rows.append(f"<tr{cls}>" + "".join(f"<td>{x}</td>" for x in cols) + "</tr>")
     parts.append("<h2>Per task and mode (mean ± sd over n runs)</h2>")
     parts.append(f"<table><tr>{head}</tr>{''.join(rows)}</table>")
+    if any(c.task == ALL_TASKS for c in cells):
+        parts.append(f"<p class='note'>{esc(POOLED_NOTE)}.</p>")
     for name, path in charts.items():
         parts.append(f"<h2>{esc(name.replace('_', ' '))}</h2>{_img(path)}")
     if charts_note:

@@ -16,7 +16,11 @@ MEASURES: list[tuple[str, str]] = [
     ("cost", "cost $"),
     ("wall_time", "wall s"),
 ]
-ALL_TASKS = "(all tasks)"
+ALL_TASKS = "pooled over tasks"  # the per-mode rows over every task's episodes
+POOLED_NOTE = (
+    "pooled over tasks: all episodes of a mode together; their sd includes the differences between "
+    "tasks, so it is not run-to-run spread"
+)
 SCRIPTED_NOTE = "scripted replies — tests the harness, not a model"
 
 
@@ -80,7 +84,7 @@ def order(records: list[dict[str, Any]], key: str, preferred: list[str] | None =
 def summarize(
     records: list[dict[str, Any]], tasks: list[str] | None = None, modes: list[str] | None = None
 ) -> list[Cell]:
-    """Cells for every task × mode that has records, then one `(all tasks)` cell per mode."""
+    """Cells for every task × mode that has records, then one `pooled over tasks` cell per mode."""
     task_order = order(records, "task", tasks)
     mode_order = order(records, "mode", modes)
     cells = []

@@ -6,7 +6,7 @@ import csv
 from pathlib import Path
 from typing import Any
 
-from toolmode.bench.stats import ALL_TASKS, MEASURES, SCRIPTED_NOTE, Cell, Stat
+from toolmode.bench.stats import ALL_TASKS, MEASURES, POOLED_NOTE, SCRIPTED_NOTE, Cell, Stat
 
 _SHORT = {"requests": "req", "prompt tok": "prompt", "completion tok": "compl", "cached tok": "cached"}
 _DIGITS = {"wall_time": 2, "steps": 1}
@@ -45,19 +45,30 @@ def title(scripted: bool, model: str | None, episodes: int) -> str:
 def render_table(
     cells: list[Cell], *, scripted: bool, model: str | None, episodes: int, narrow: bool = False
 ) -> Any:
-    """A rich Table: one row per task and mode, then one row per mode over all tasks."""
+    """A rich Table: one row per task and mode, then one row per mode pooled over all tasks.
+
+    `narrow` (a terminal under 150 columns) writes each task name on a row of its own with its modes
+    indented below, so task names stay whole and the table fits 80 columns.
+    """
     from rich import box
     from rich.table import Table
 
     table = Table(
         title=title(scripted, model, episodes),
         title_style="bold red" if scripted else "bold",
+        caption=POOLED_NOTE if any(c.task == ALL_TASKS for c in cells) else None,
+        caption_justify="left",
         box=box.SIMPLE_HEAD if narrow else box.HEAVY_HEAD,
         pad_edge=not narrow,
         collapse_padding=narrow,
     )
-    table.add_column("task", overflow="fold", min_width=10)
-    table.add_column("mode", no_wrap=True)
+    longest = max((len(c.task) for c in cells), default=4)
+    if narrow:
+        longest = max([longest, *(len(c.mode) + 2 for c in cells)])
+        table.add_column("task / mode", no_wrap=True, min_width=longest)
+    else:
+        table.add_column("task", no_wrap=True, min_width=longest)
+        table.add_column("mode", no_wrap=True)
     table.add_column("n", justify="right")
     table.add_column("success" if not narrow else "ok", justify="right", no_wrap=True)
     for _, label in MEASURES:
@@ -65,11 +76,15 @@ def render_table(
             table.add_column(_SHORT.get(label, label) if narrow else label, justify="right", no_wrap=True)
     previous = None
     for c in cells:
-        if previous is not None and c.task != previous:
-            table.add_section()
-        previous = c.task
         name = c.task if c.task != ALL_TASKS else f"[bold]{ALL_TASKS}[/]"
-        row = [name, c.mode, str(c.n), fmt(c.success, "success", compact=narrow)]
+        if c.task != previous:
+            if previous is not None:
+                table.add_section()
+            if narrow:
+                table.add_row(f"[bold]{c.task}[/]")
+        previous = c.task
+        row = [f"  {c.mode}"] if narrow else [name, c.mode]
+        row += [str(c.n), fmt(c.success, "success", compact=narrow)]
         row += [fmt(c.measures[k], k, compact=narrow) for k, label in MEASURES if label != "total tok"]
         table.add_row(*row)
     return table
