@@ -119,3 +119,47 @@ def test_no_unix_socket_but_socketpair_works(tmp_path: Path) -> None:
         listener.close()
     assert "pair ok" in res.stdout
     assert "CONNECTED" not in res.stdout and "PermissionError" in res.stderr
+
+
+def test_signal_filter_without_landlock_scoping() -> None:
+    # The filter built for kernels whose Landlock cannot scope signals (ABI < 6), installed in a throwaway
+    # child: signals to every process / a process group / the host are refused. Signal 0 only probes.
+    from toolmode.sandbox.spawn import HERE
+
+    program = (
+        "import os, sys\n"
+        f"sys.path.insert(0, {str(HERE)!r})\n"
+        "import caps, ctypes, seccomp\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "host = os.getppid()\n"
+        "caps.prctl(caps.PR_SET_NO_NEW_PRIVS, 1)\n"
+        "seccomp.install(seccomp.build_filter(worker=False, pid=os.getpid(), **eval(sys.argv[1])))\n"
+        "for label, target in [('all', -1), ('group', 0), ('pgid', -os.getpgid(0)), ('host', host),"
+        " ('self', os.getpid())]:\n"
+        "    try:\n        os.kill(target, 0)\n        print(label, 'allowed')\n"
+        "    except PermissionError:\n        print(label, 'EPERM')\n"
+        "    except (OSError, OverflowError) as e:\n        print(label, type(e).__name__)\n"
+    )
+    program += ("print('high bits', 'EPERM' if libc.syscall(ctypes.c_long(62), ctypes.c_long(-1 & 0xFFFFFFFF), 0) < 0"
+                " and ctypes.get_errno() == 1 else 'allowed')\n")
+    out = subprocess.run([sys.executable, "-I", "-c", program, "{}"], capture_output=True, text=True, timeout=30)
+    assert out.stdout.splitlines()[:3] == ["all EPERM", "group EPERM", "pgid EPERM"], out.stdout + out.stderr
+    assert "self allowed" in out.stdout and "high bits EPERM" in out.stdout
+    out = subprocess.run([sys.executable, "-I", "-c", program, f"{{'protect': ({os.getpid()},)}}"],
+                         capture_output=True, text=True, timeout=30)
+    assert "host EPERM" in out.stdout and "self allowed" in out.stdout, out.stdout + out.stderr
+    out = subprocess.run([sys.executable, "-I", "-c", program, "{'scoped_signals': True}"],
+                         capture_output=True, text=True, timeout=30)
+    assert "pgid allowed" in out.stdout, out.stdout + out.stderr  # with Landlock scoping, the kernel confines these
+
+
+def test_fork_bomb_is_cleaned_up_within_the_timeout(tmp_path: Path) -> None:
+    import time
+
+    # Before: one kill(-1) missed processes forked meanwhile and the launcher waited on them; ~10 s.
+    # What remains over the timeout is CPU starvation by the bomb itself (root is exempt from RLIMIT_NPROC).
+    t0 = time.monotonic()
+    res = run_confined("f(){ f|f& }; f; sleep 30", workspace=tmp_path, timeout=1)
+    elapsed = time.monotonic() - t0
+    assert res.timed_out
+    assert elapsed < 6, elapsed

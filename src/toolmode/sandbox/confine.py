@@ -73,18 +73,19 @@ def set_limits(*, cpu_soft: int | None, cpu_hard: int | None, memory_mb: int | N
         lower(resource.RLIMIT_NPROC, nproc)
 
 
-def lock_down(workspace: str, *, worker: bool) -> dict[str, object]:
+def lock_down(workspace: str, *, worker: bool, protect: tuple[int, ...] = ()) -> dict[str, object]:
     """Capabilities, Landlock and seccomp for this process; returns what was applied (for the policy line).
 
     Order matters: Landlock needs no_new_privs (set while dropping capabilities); seccomp comes last so
-    the filter need not allow the setup calls.
+    the filter need not allow the setup calls. `protect`: pids the shell may never signal (the host);
+    they matter only where Landlock cannot scope signals (ABI < 6).
     """
     abi = landlock.abi_version()
     if abi < 1:
         raise OSError("Landlock is not available")
     caps.drop_all()
     landlock.restrict(worker_rules(workspace) if worker else shell_rules(workspace), abi=abi)
-    seccomp.install(seccomp.build_filter(worker=worker, pid=os.getpid()))
+    seccomp.install(seccomp.build_filter(worker=worker, pid=os.getpid(), scoped_signals=abi >= 6, protect=protect))
     return {"landlock_abi": abi, "seccomp": True, "caps": "dropped"}
 
 

@@ -4,8 +4,13 @@ Runs in a fresh bare interpreter (never a fork of the host) and confines itself:
 Landlock, and a seccomp filter that still allows exec and children. Then it forks the command and stays
 as its reaper (a child subreaper): when the command ends, or on SIGTERM from the host's timeout, it
 SIGKILLs every process left in its Landlock domain (kill(-1) reaches only that domain's processes: Landlock
-scopes signals), reaps them all and exits with the command's status, so nothing is left behind, not even
-zombies. Any failure before the command starts exits with status 126 and a message on stderr (fail closed).
+scopes signals), repeatedly until none is left (a fork bomb forks while being killed), reaps them all and
+exits with the command's status, so nothing is left behind, not even zombies. Any failure before the command
+starts exits with status 126 and a message on stderr (fail closed).
+
+Where Landlock cannot scope signals (ABI < 6, Linux < 6.12) the seccomp filter refuses signals to pid <= 0
+(`kill -9 -1`, process groups) and to the host, so the cleanup is left to the host's process-group kill;
+there the command can still signal other processes of the same user by explicit pid.
 """
 
 from __future__ import annotations
@@ -15,8 +20,10 @@ import json
 import os
 import signal
 import sys
+import time
 
 PR_SET_CHILD_SUBREAPER = 36
+CLEANUP_SECONDS = 1.5  # how long the kill-and-reap loop may take; the host kills the process group after
 
 
 class _Stop(Exception):
@@ -49,7 +56,7 @@ def main() -> None:
         confine.set_limits(cpu_soft=cfg["cpu_seconds"], cpu_hard=cfg["cpu_seconds"] + 1,
                            memory_mb=cfg["memory_mb"], file_size_mb=cfg["file_size_mb"],
                            open_files=cfg["open_files"], nproc=_task_count() + cfg["max_processes"])
-        applied = confine.lock_down(cfg["workspace"], worker=False)
+        applied = confine.lock_down(cfg["workspace"], worker=False, protect=(cfg["parent"],))
         caps.prctl(PR_SET_CHILD_SUBREAPER, 1)
     except Exception as exc:  # fail closed: never run the command unconfined
         os.write(2, f"sandbox setup failed: {type(exc).__name__}: {exc}\n".encode())
@@ -76,17 +83,21 @@ def main() -> None:
         pass
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     scoped = int(applied.get("landlock_abi", 0)) >= 6  # only then is kill(-1) confined to our own domain
-    if scoped:
-        with contextlib.suppress(OSError):
-            os.kill(-1, signal.SIGKILL)
-    while True:  # reap; without scoped signals, leave the rest to the host's process-group kill
+    deadline = time.monotonic() + CLEANUP_SECONDS
+    while True:  # kill and reap until no descendant is left (we are their subreaper) or time is up
+        if scoped:
+            with contextlib.suppress(OSError):
+                os.kill(-1, signal.SIGKILL)
         try:
-            if os.waitpid(-1, 0 if scoped else os.WNOHANG)[0] == 0:
-                break
+            while os.waitpid(-1, os.WNOHANG)[0] != 0:
+                pass
         except ChildProcessError:
             break
         except InterruptedError:
             continue
+        if not scoped or time.monotonic() > deadline:
+            break  # without scoped signals, the host's process-group kill does the rest
+        time.sleep(0.005)
     os._exit(code)
 
 

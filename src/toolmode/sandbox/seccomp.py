@@ -113,10 +113,16 @@ def _errno(e: int) -> int:
     return RET_ERRNO | (e & 0xFFFF)
 
 
-def build_filter(*, worker: bool, pid: int = 0) -> bytes:
+def build_filter(*, worker: bool, pid: int = 0, scoped_signals: bool = False, protect: tuple[int, ...] = ()) -> bytes:
     """The BPF program: `worker=True` for the code worker (pid = its own pid, the only kill() target
-    allowed), `worker=False` for the shell (exec, fork and socketpair allowed, socket denied; signals are scoped by
-    Landlock to the shell's own processes)."""
+    allowed), `worker=False` for the shell (exec, fork and socketpair allowed, socket denied).
+
+    Shell signals: with `scoped_signals` (Landlock ABI >= 6 scopes them) the kernel confines them to the
+    shell's own processes. Without it, what can be refused by looking at the target pid is: kill() and
+    the sigqueueinfo calls at pid <= 0 (every process, a process group: `kill -9 -1`, `kill 0`), anything
+    aimed at a pid in `protect` (the host), tkill() (a thread id could be one of the host's threads), and
+    pidfd_open() of a protected pid. Signals to other explicit pids stay possible there.
+    """
     a = _Asm()
     a.ld(_OFF_ARCH)
     a.jump(_JEQ, AUDIT_ARCH_X86_64, 0, "kill")
@@ -148,6 +154,19 @@ def build_filter(*, worker: bool, pid: int = 0) -> bytes:
             a.jump(_JEQ, pid, "allow", "eperm")
             a.label(f"after_{name}")
     else:
+        if not scoped_signals:
+            a.jump(_JEQ, NR["tkill"], "eperm", 0)
+            # The target is an int in the low 32 bits of the first argument: <= 0 means 0 or the sign bit set.
+            for name in ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo", "pidfd_open"):
+                a.jump(_JEQ, NR[name], 0, f"after_{name}")
+                a.ld(_OFF_ARG)
+                if name != "pidfd_open":
+                    a.jump(_JEQ, 0, "eperm", 0)
+                    a.jump(_JSET, 0x80000000, "eperm", 0)
+                for target in protect:
+                    a.jump(_JEQ, target, "eperm", 0)
+                a.ret(RET_ALLOW)
+                a.label(f"after_{name}")
         # No socket() at all: Landlock (ABI <= 7) does not govern connecting to pathname unix sockets
         # such as /var/run/docker.sock. socketpair() stays allowed for local IPC between the shell's processes.
         a.jump(_JEQ, NR["socket"], "eperm", "allow")

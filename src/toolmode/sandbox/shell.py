@@ -2,11 +2,14 @@
 
 Writes only in the workspace, no sockets (socketpair only), exec and child processes allowed,
 capabilities dropped, scrubbed environment, own session; on timeout the whole process group is killed.
+Signals: with Landlock ABI >= 6 confined to the command's own processes; on older kernels signals to
+pid <= 0 and to the host are refused, but other processes of the same user can still be signalled by pid.
 Used by the `run_shell` builtin in every mode.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import selectors
@@ -24,6 +27,7 @@ SHELL_MEMORY_MB = 2048
 SHELL_FILE_SIZE_MB = 1024
 SHELL_OPEN_FILES = 1024
 SHELL_MAX_PROCESSES = 256
+STOP_GRACE = 2.0  # the launcher's own kill-and-reap loop takes at most ~1.5 s
 
 
 @dataclass
@@ -107,11 +111,20 @@ def run_confined(command: str, *, workspace: Path | str, timeout: float, max_out
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
-    """Ask the launcher to kill and reap its domain, then make sure the whole group is gone."""
+    """Freeze the group, ask the launcher to kill and reap its domain, then make sure the group is gone.
+
+    SIGSTOP first: a fork bomb's thousands of runnable processes would otherwise starve the launcher
+    (and this process) of CPU; stopped processes neither fork nor run, and SIGKILL still ends them.
+    """
+    with contextlib.suppress(OSError):
+        for _ in range(3):  # a fork in flight when the group is signalled is aborted by the kernel
+            os.killpg(proc.pid, signal.SIGSTOP)
+        os.kill(proc.pid, signal.SIGCONT)  # the launcher only
     try:
         proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=2)
+        proc.wait(timeout=STOP_GRACE)
     except (subprocess.TimeoutExpired, ProcessLookupError):
         pass
     kill_group(proc.pid)
-    proc.wait()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=1)
