@@ -1,4 +1,4 @@
-"""Frames between host and worker: a 4-byte big-endian length, then a UTF-8 JSON object. Never pickle.
+"""Frames between host and worker: a 4-byte big-endian length, then an ASCII JSON object. Never pickle.
 
 Stdlib only: also loaded by the bare worker interpreter.
 """
@@ -28,8 +28,12 @@ class FrameTimeout(ProtocolError):
 
 
 def encode(obj: dict[str, Any], default: Callable[[Any], Any] | None = None) -> bytes:
-    """One frame for `obj` (`default` converts what JSON cannot encode, as in json.dumps)."""
-    body = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=default).encode("utf-8", "surrogatepass")
+    """One frame for `obj` (`default` converts what JSON cannot encode, as in json.dumps).
+
+    Pure ASCII (`ensure_ascii`): lone surrogates (an undecodable file name, `print("\\ud800")`) travel as
+    `\\udXXX` escapes instead of making the frame invalid UTF-8.
+    """
+    body = json.dumps(obj, ensure_ascii=True, separators=(",", ":"), default=default).encode("ascii")
     return HEADER.pack(len(body)) + body
 
 
@@ -50,6 +54,7 @@ class Channel:
     def __init__(self, sock: socket.socket, max_in: int) -> None:
         self.sock = sock
         self.max_in = max_in
+        self._buf = bytearray()
 
     def _remaining(self, deadline: float | None) -> float | None:
         if deadline is None:
@@ -59,32 +64,51 @@ class Channel:
             raise FrameTimeout("deadline passed")
         return left
 
-    def _recv_exact(self, n: int, deadline: float | None) -> bytes:
-        buf = bytearray()
-        while len(buf) < n:
+    def _fill(self, n: int, deadline: float | None) -> None:
+        """Read until the buffer holds `n` bytes. A FrameTimeout keeps what was read: recv() can resume."""
+        while len(self._buf) < n:
             self.sock.settimeout(self._remaining(deadline))
             try:
-                chunk = self.sock.recv(min(n - len(buf), 1 << 20))
+                chunk = self.sock.recv(min(n - len(self._buf), 1 << 20))
             except TimeoutError:
                 raise FrameTimeout("deadline passed") from None
             except OSError as exc:
                 raise ChannelClosed(f"channel error: {exc}") from None
             if not chunk:
                 raise ChannelClosed("channel closed")
-            buf += chunk
-        return bytes(buf)
+            self._buf += chunk
 
     def recv(self, deadline: float | None = None) -> dict[str, Any]:
-        """The next frame; ProtocolError if it is larger than `max_in` or not a JSON object."""
-        (size,) = HEADER.unpack(self._recv_exact(HEADER.size, deadline))
+        """The next frame; ProtocolError if it is larger than `max_in` or not a JSON object.
+
+        On FrameTimeout nothing is lost: a partly received frame stays buffered for the next call.
+        """
+        self._fill(HEADER.size, deadline)
+        (size,) = HEADER.unpack_from(self._buf)
         if size > self.max_in:
             raise ProtocolError(f"frame of {size:,} bytes exceeds the {self.max_in:,}-byte limit")
-        return decode(self._recv_exact(size, deadline))
+        self._fill(HEADER.size + size, deadline)
+        body = bytes(self._buf[HEADER.size:])
+        self._buf = bytearray()
+        return decode(body)
+
+    def pending(self) -> bool:
+        """True when bytes are waiting: buffered, or readable on the socket (never blocks)."""
+        if self._buf:
+            return True
+        try:
+            self.sock.settimeout(0)  # with a timeout set, Python would wait for readability first
+            return bool(self.sock.recv(1, socket.MSG_PEEK))  # b"" (EOF) counts as nothing pending
+        except OSError:  # BlockingIOError: nothing there
+            return False
 
     def send(self, obj: dict[str, Any], deadline: float | None = None,
              default: Callable[[Any], Any] | None = None) -> None:
         """Send one frame (FrameTimeout if the peer does not read it before the deadline)."""
-        data = encode(obj, default)
+        self.send_bytes(encode(obj, default), deadline)
+
+    def send_bytes(self, data: bytes, deadline: float | None = None) -> None:
+        """Send an already encoded frame."""
         self.sock.settimeout(self._remaining(deadline))
         try:
             self.sock.sendall(data)
