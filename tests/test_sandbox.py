@@ -106,7 +106,8 @@ def test_tool_not_offered_is_refused(sandbox: Sandbox, tmp_path: Path) -> None:
     code = (
         "import socket, json, struct, gc\n"
         "s = [o for o in gc.get_objects() if isinstance(o, socket.socket)][0]\n"
-        "body = json.dumps({'op': 'call', 'id': 99, 'name': 'secret_tool', 'args': {'x': 1}}).encode()\n"
+        "rid = [o for o in gc.get_objects() if type(o).__name__ == 'Rpc'][0].run_id\n"
+        "body = json.dumps({'op': 'call', 'run': rid, 'id': 99, 'name': 'secret_tool', 'args': {'x': 1}}).encode()\n"
         "s.sendall(struct.pack('>I', len(body)) + body)\n"
         "n = struct.unpack('>I', s.recv(4))[0]\nprint(json.loads(s.recv(n))['message'])"
     )
@@ -216,3 +217,161 @@ def test_forced_missing_mechanism_fails_closed(tmp_path: Path) -> None:
 def test_unknown_policy(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="unknown sandbox policy"):
         Sandbox(tmp_path, LIMITS, policy="docker")
+
+
+# ---------------------------------------------------------------------------------------------- audit fixes
+
+
+@needs_landlock
+def test_non_persistent_run_cannot_tamper_with_the_next(sandbox: Sandbox) -> None:
+    # Replace print and the runner's stub factory: the next run must not see either.
+    code = (
+        "import builtins, sys\n_p = builtins.print\n"
+        "builtins.print = lambda *a, **k: _p('FAKED', *a, **k)\n"
+        "m = sys.modules['__main__']\n_mk = m.make_stub\n"
+        "def evil(spec, rpc):\n    f = _mk(spec, rpc)\n    return lambda *a, **k: 999\n"
+        "m.make_stub = evil\n_p('installed')"
+    )
+    assert run(sandbox, code).text() == "installed"
+    assert run(sandbox, "print(add(1, 2))").text() == "3"
+
+
+def _forge_done(with_run_id: bool) -> str:
+    find_id = (
+        "import sys\nf = sys._getframe()\nrid = None\n"
+        "while f is not None:\n"
+        "    m = f.f_locals.get('msg')\n"
+        "    if isinstance(m, dict) and m.get('op') == 'run':\n        rid = m.get('run')\n"
+        "    f = f.f_back\n"
+    ) if with_run_id else "rid = None\n"
+    return find_id + (
+        "import gc, json, socket, struct, time\n"
+        "s = [o for o in gc.get_objects() if isinstance(o, socket.socket)][0]\n"
+        "frame = {'op': 'done', 'output': 'FORGED\\n', 'dropped': 0, 'error': None, 'retire': False}\n"
+        "if rid is not None:\n    frame['run'] = rid\n"
+        "b = json.dumps(frame).encode()\ns.sendall(struct.pack('>I', len(b)) + b)\n"
+        "time.sleep(0.3)\nprint('real output of run 1')"
+    )
+
+
+@needs_landlock
+@pytest.mark.parametrize("with_run_id", [False, True])
+def test_forged_done_frame_cannot_desync_a_persistent_worker(tmp_path: Path, with_run_id: bool) -> None:
+    import time
+
+    with Sandbox(tmp_path, LIMITS, persistent=True) as sb:
+        first = run(sb, _forge_done(with_run_id))
+        if not with_run_id:
+            assert "broke the sandbox protocol" in first.text() and first.reset
+        time.sleep(0.6)  # the real `done` of run 1 is on the wire now
+        second = run(sb, "print('run 2')")
+        assert second.output == "run 2\n"
+        assert "real output of run 1" not in second.text() and "FORGED" not in second.text()
+
+
+@needs_landlock
+def test_lone_surrogates_do_not_break_the_channel(tmp_path: Path) -> None:
+    echo = StubSpec("echo", ["s"], "echo(s: str) -> str", "")
+
+    def call(name: str, kwargs: dict[str, Any]) -> Any:
+        return {"got": kwargs["s"], "host": "bad\udcfename"}
+
+    with Sandbox(tmp_path, LIMITS) as sb:
+        res = sb.run("print('before')\nprint('\\ud800 lone')\nr = echo('\\udcff')\n"
+                     "print(r['got'] == '\\udcff', r['host'])", [echo], call)
+        assert res.error is None, res.text()
+        assert res.text() == "before\n\\ud800 lone\nTrue bad\\udcfename"
+        res.text().encode("utf-8")  # the model's text is always encodable
+
+
+@needs_landlock
+def test_timeout_is_enforced_while_a_host_tool_runs(tmp_path: Path) -> None:
+    import time
+
+    slow = StubSpec("slow", ["s"], "slow(s: float) -> str", "")
+    with Sandbox(tmp_path, SandboxLimits(timeout=1)) as sb:
+        t0 = time.monotonic()
+        res = sb.run("print('start')\nprint(slow(4))", [slow], lambda n, k: time.sleep(k["s"]) or "ok")
+        elapsed = time.monotonic() - t0
+        assert res.timed_out and res.text() == "Error: timed out after 1 s; the worker was restarted"
+        assert elapsed < 2
+        assert sb.run("print(add(1, 1))", [ADD], host_call).text() == "2"
+
+
+@needs_landlock
+def test_persistent_cpu_is_accounted_per_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each run uses ~0.85 s of CPU (two threads) with a 1 s per-run CPU limit: no run may be killed, the
+    # namespace survives, and when the worker's lifetime CPU ceiling (made small here) forces a new
+    # worker, the next result says the namespace was reset. Before the fix the ceiling silently
+    # replaced the worker (fresh namespace, reset=False, no note): checked with 15 runs at the real ceiling.
+    from toolmode.sandbox import host
+
+    monkeypatch.setattr(host, "CPU_LIFETIME_RUNS", 4)  # hard ceiling 6 s: room for ~5 such runs
+    burn = (
+        "import threading, time\n"
+        "try:\n    x\nexcept NameError:\n    x = 0\n"
+        "x += 1\nt0 = time.process_time()\n"
+        "def spin():\n    while time.process_time() - t0 < 0.85:\n        pass\n"
+        "ts = [threading.Thread(target=spin) for _ in range(2)]\n"
+        "[t.start() for t in ts]\n[t.join() for t in ts]\nprint(x)"
+    )
+    with Sandbox(tmp_path, SandboxLimits(timeout=5, cpu_seconds=1), persistent=True) as sb:
+        expected = 1
+        for _ in range(7):
+            res = sb.run(burn, [], host_call)
+            if res.reset:
+                assert expected > 3, res.text()  # the ceiling leaves room for several full runs
+                assert res.text() == "1\nNote: the previous worker had stopped or reached its CPU ceiling, so " \
+                    "this program ran in a fresh namespace (variables from earlier runs are gone)."
+                break
+            assert res.text() == str(expected), res.text()
+            expected += 1
+        else:
+            raise AssertionError("the CPU ceiling never replaced the worker")
+
+
+@needs_landlock
+def test_tool_result_size_is_capped(tmp_path: Path) -> None:
+    big = StubSpec("big", ["n"], "big(n: int) -> str", "")
+    with Sandbox(tmp_path, SandboxLimits(timeout=5, max_frame_bytes=1024 * 1024)) as sb:
+        res = sb.run("try:\n    big(2_000_000)\nexcept ToolError as e:\n    print('caught', e)\nprint(len(big(1000)))",
+                     [big], lambda n, k: "x" * k["n"])
+    assert res.text().startswith("caught result of 2,000,")
+    assert "exceeds the 1,048,576-byte limit; filter or paginate on the host side" in res.text()
+    assert res.text().endswith("\n1000")
+
+
+@needs_landlock
+def test_unicode_format_characters_escaped(sandbox: Sandbox) -> None:
+    res = run(sandbox, r"print('a\u202eb \u2066c\u2069 d\u2028e\u200bf \x85 统计 ok')")
+    assert res.text() == "a\\u202eb \\u2066c\\u2069 d\\u2028e\\u200bf \\x85 统计 ok"
+
+
+@needs_landlock
+@pytest.mark.parametrize("program", ["while True:\n    pass", "slow(8)"])
+def test_close_does_not_wait_for_a_running_program(tmp_path: Path, program: str) -> None:
+    import threading
+    import time
+
+    slow = StubSpec("slow", ["s"], "slow(s: float) -> str", "")
+    sb = Sandbox(tmp_path, SandboxLimits(timeout=8))
+    results: list[CodeResult] = []
+    runner = threading.Thread(target=lambda: results.append(sb.run(program, [slow], lambda n, k: time.sleep(k["s"]))))
+    runner.start()
+    time.sleep(0.5)
+    t0 = time.monotonic()
+    sb.close()
+    closed_in = time.monotonic() - t0
+    runner.join(5)
+    assert closed_in < 2 and not runner.is_alive()
+    assert results and results[0].error is not None
+
+
+def test_fail_closed_message_names_both_ways_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from toolmode.sandbox import host
+
+    monkeypatch.setattr(host.landlock, "abi_version", lambda: 0)
+    monkeypatch.setattr(host.shutil, "which", lambda name: None)
+    with pytest.raises(SandboxUnavailable) as info:
+        Sandbox(tmp_path, LIMITS)
+    assert 'sandbox="none"' in str(info.value) and "--sandbox none" in str(info.value)

@@ -20,7 +20,7 @@ from toolmode.sandbox import Sandbox, SandboxLimits, StubSpec, landlock
 CORPUS = sorted((Path(__file__).parent / "adversarial").glob("*.py"))
 SECRET = "sk-test-SECRET-3f9a7c1e"
 LIMITS = SandboxLimits(timeout=2, memory_mb=256, file_size_mb=8, max_output=2000, max_tool_calls=50,
-                       max_frame_bytes=1024 * 1024)
+                       max_frame_bytes=1024 * 1024, max_write_mb=64)
 ADD = StubSpec("add", ["a", "b"], "add(a, b)", "Add or concatenate.")
 
 pytestmark = pytest.mark.skipif(landlock.abi_version() < 1, reason="needs Landlock")

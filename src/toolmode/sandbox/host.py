@@ -8,9 +8,13 @@ budget. Anything that breaks the framing ends the run and replaces the worker.
 from __future__ import annotations
 
 import builtins
+import concurrent.futures
 import contextlib
+import contextvars
 import dataclasses
 import os
+import queue
+import secrets
 import shutil
 import signal
 import socket
@@ -23,15 +27,19 @@ from typing import Any
 
 from . import landlock, seccomp
 from .output import cap_output, format_error
-from .protocol import Channel, ChannelClosed, FrameTimeout, ProtocolError
-from .spawn import HERE, interpreter, kill_group, popen_from_spawner, scrubbed_env
+from .protocol import Channel, ChannelClosed, FrameTimeout, ProtocolError, encode
+from .spawn import HERE, interpreter, kill_group, on_spawner, scrubbed_env
 from .spec import CodeResult, Handles, SandboxLimits, SandboxUnavailable, StubSpec
 
 DEFAULT_LIMITS = SandboxLimits()  # frozen, so sharing it as a default is safe
 POLICIES = ("auto", "landlock", "bwrap", "none")
 STARTUP_TIMEOUT = 15.0
-NONE_HINT = ('pass sandbox="none" to run model code without confinement (unsafe: a plain child process '
-             "with only rlimits and a timeout)")
+CHECK_INTERVAL = 0.1  # how often a running program's writes and CPU time are checked
+CPU_SLACK = 0.5  # the host's CPU check allows this much over the limit (RLIMIT_CPU normally acts first)
+CPU_LIFETIME_RUNS = 1000  # persistent workers: the CPU hard ceiling is this many runs' worth
+MiB = 1024 * 1024
+NONE_HINT = ('pass sandbox="none" (Python) or --sandbox none (CLI) to run model code without confinement '
+             "(unsafe: a plain child process with only rlimits and a timeout)")
 
 
 def resolve_policy(policy: str) -> str:
@@ -101,11 +109,15 @@ class _Worker:
         self.ready = False
         self.runs = 0
 
-    def kill(self) -> None:
-        """SIGKILL the worker's process group, reap it, close the channel."""
-        if self.proc.poll() is None:
+    def signal_kill(self) -> None:
+        """SIGKILL the worker's process group now (no waiting; safe from any thread)."""
+        if self.proc.returncode is None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.proc.pid, signal.SIGKILL)
+
+    def kill(self) -> None:
+        """SIGKILL the worker's process group, reap it, close the channel."""
+        self.signal_kill()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=5)
         kill_group(self.proc.pid)  # anything else left in its group (there should be nothing)
@@ -126,8 +138,118 @@ class _Worker:
         return f"exited with status {code}"
 
 
+class _Abort(Exception):
+    """A run is ended by the host (write budget, CPU, close): `message` is what the model sees."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+_CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def _fs_used(path: str) -> int:
+    """Bytes in use on the file system holding `path`."""
+    st = os.statvfs(path)
+    return (st.f_blocks - st.f_bfree) * st.f_frsize
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    """User + system CPU seconds of process `pid` (all its threads), from /proc; None if unreadable."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / _CLK_TCK
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+class _Guard:
+    """Checks made every CHECK_INTERVAL while a run is in progress (the host thread is waiting anyway).
+
+    - write budget: growth of the used space on the workspace's file system since the run started (an
+      O(1) statvfs; it also sees files the program unlinked but keeps open, and writes by host tools);
+    - CPU: the worker's CPU time since the run started (backs up RLIMIT_CPU, whose SIGXCPU a program can
+      ignore);
+    - close(): a concurrent close ends the run at once.
+    """
+
+    def __init__(self, sb: Sandbox, worker: _Worker) -> None:
+        self.sb = sb
+        self.ws = str(sb.workspace)
+        self.budget = sb.limits.max_write_mb * MiB
+        self.cpu = sb.limits.cpu()
+        self.pid = worker.proc.pid if sb.policy != "bwrap" else 0  # under bwrap, the pid is bwrap's
+        self.disk0 = _fs_used(self.ws)
+        self.cpu0 = _cpu_seconds(self.pid) if self.pid else None
+
+    def check(self) -> None:
+        if self.sb._closed:
+            raise _Abort("Error: the sandbox was closed while the program ran")
+        if _fs_used(self.ws) - self.disk0 > self.budget:
+            raise _Abort(f"Error: wrote more than {self.sb.limits.max_write_mb} MiB to the workspace")
+        if self.cpu0 is not None:
+            used = _cpu_seconds(self.pid)
+            if used is not None and used - self.cpu0 > self.cpu + CPU_SLACK:
+                raise _Abort(f"Error: the program used more than {self.cpu} s of CPU time")
+
+
+class _ToolThread:
+    """Runs host tool calls off the run's thread, so the run's deadline holds while a tool works.
+
+    A daemon thread fed by a queue (cheaper than a thread per call). When a run ends while a call is
+    still running, the thread is abandoned: it finishes that call in the background, its result is
+    discarded, and the next call gets a new thread.
+    """
+
+    def __init__(self) -> None:
+        self.queue: queue.SimpleQueue[tuple[concurrent.futures.Future[Any], Callable[[], Any]] | None] = (
+            queue.SimpleQueue())
+        self.thread = threading.Thread(target=self._loop, name="toolmode-sandbox-tool", daemon=True)
+        self.thread.start()
+
+    def _loop(self) -> None:
+        while True:
+            item = self.queue.get()
+            if item is None:
+                return
+            fut, fn = item
+            if fut.set_running_or_notify_cancel():
+                try:
+                    fut.set_result(fn())
+                except BaseException as exc:  # handed to the run's thread, which decides
+                    fut.set_exception(exc)
+            del fut, fn, item
+
+    def submit(self, fn: Callable[[], Any]) -> concurrent.futures.Future[Any]:
+        fut: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        self.queue.put((fut, fn))
+        return fut
+
+    def stop(self) -> None:
+        self.queue.put(None)
+
+
+_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("toolmode_sandbox_deadline", default=None)
+
+
+def remaining_time() -> float | None:
+    """Inside a host tool called from sandboxed code: seconds left before the run's wall-clock deadline
+    (the run ends then and the tool's result is discarded); None outside such a call."""
+    deadline = _DEADLINE.get()
+    return None if deadline is None else max(0.0, deadline - time.monotonic())
+
+
 class Sandbox:
-    """Runs model-written Python in a confined worker; see docs/CONTRACTS.md (Sandbox)."""
+    """Runs model-written Python in a confined worker; see docs/CONTRACTS.md (Sandbox).
+
+    Without persistence every run gets a worker that has never run anything: the used worker is killed
+    when the run ends and a spare, started in the background, takes its place (so no run can change the
+    interpreter the next run executes in). With persistence the worker is kept, and every frame carries
+    the run's random id, so frames forged or left over from an earlier run are recognised and the worker
+    is replaced.
+    """
 
     def __init__(self, workspace: Path, limits: SandboxLimits = DEFAULT_LIMITS, policy: str = "auto",
                  persistent: bool = False) -> None:
@@ -140,6 +262,10 @@ class Sandbox:
         self._lock = threading.Lock()
         self._closed = False
         self._worker: _Worker | None = None
+        self._next: concurrent.futures.Future[_Worker] | None = None  # the spare being started
+        self._reaping: list[concurrent.futures.Future[None]] = []
+        self._tools: _ToolThread | None = None
+        self._state_lost = False  # persistent: the next run starts in a fresh namespace; tell the model
         self._worker = self._spawn()
 
     # ------------------------------------------------------------------ lifecycle
@@ -153,17 +279,18 @@ class Sandbox:
             return f"sandbox: bubblewrap + seccomp, caps dropped, {lim}, no network"
         return f"sandbox: NONE (unsafe: plain child process, only rlimits and a timeout), {lim}"
 
-    def _spawn(self) -> _Worker:
+    def _start(self) -> _Worker:
+        """Start a worker process and send it its policy (runs on the spawner thread)."""
         ours, theirs = socket.socketpair()
         try:
             parent = 0 if self.policy == "bwrap" else os.getpid()
             argv = [interpreter(), "-I", "-S", "-B", str(HERE / "worker.py"), str(theirs.fileno()), str(parent)]
             if self.policy == "bwrap":
                 argv = _bwrap_prefix(self.workspace) + argv
-            proc = popen_from_spawner(argv, pass_fds=(theirs.fileno(),), cwd=self.workspace,
-                                      env=scrubbed_env(self.workspace, MALLOC_ARENA_MAX="2"), stdin=subprocess.DEVNULL,
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                      close_fds=True, start_new_session=True)
+            proc = subprocess.Popen(argv, pass_fds=(theirs.fileno(),), cwd=self.workspace,
+                                    env=scrubbed_env(self.workspace, MALLOC_ARENA_MAX="2"), stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                    close_fds=True, start_new_session=True)
         except BaseException:
             ours.close()
             raise
@@ -172,21 +299,44 @@ class Sandbox:
         self.spawned_pids.append(proc.pid)
         worker = _Worker(proc, Channel(ours, max_in=self.limits.max_frame_bytes))
         lim = self.limits
+        cpu = lim.cpu()
+        # One run per worker without persistence; with it, a ceiling for a long session (each run's own
+        # limit is the soft limit, re-armed when the run starts, and the host's CPU check).
+        cpu_hard = cpu * CPU_LIFETIME_RUNS + 2 if self.persistent else cpu + 3
         worker.chan.send({"op": "init", "workspace": str(self.workspace), "policy": self.policy,
                           "persistent": self.persistent,
-                          "limits": {"cpu_seconds": lim.cpu(), "memory_mb": lim.memory_mb,
+                          "limits": {"cpu_seconds": cpu, "cpu_hard": cpu_hard, "memory_mb": lim.memory_mb,
                                      "file_size_mb": lim.file_size_mb, "open_files": lim.open_files}},
                          deadline=time.monotonic() + STARTUP_TIMEOUT)
         return worker
 
-    def _ready_worker(self) -> tuple[_Worker, bool]:
-        """A confined, ready worker; the flag says whether a previous worker's state was lost."""
-        lost = False
+    def _spawn(self) -> _Worker:
+        return on_spawner(self._start).result()
+
+    def _spawn_spare(self) -> None:
+        """Start the next worker in the background; the next run picks it up (warm by then)."""
+        if not self._closed and self._next is None:
+            self._next = on_spawner(self._start)
+
+    def _discard(self, worker: _Worker) -> None:
+        """Kill `worker` now; reap it in the background (close() waits for that)."""
+        worker.signal_kill()
+        self._reaping = [f for f in self._reaping if not f.done()]
+        self._reaping.append(on_spawner(worker.kill))
+
+    def _ready_worker(self) -> _Worker:
+        """A confined, ready worker (the spare if one was started)."""
         w = self._worker
         if w is not None and w.proc.poll() is not None:
-            lost = w.runs > 0
-            w.kill()
-            w = None
+            self._state_lost |= self.persistent and w.runs > 0
+            self._discard(w)
+            w = self._worker = None
+        if w is None and self._next is not None:
+            fut, self._next = self._next, None
+            try:
+                w = self._worker = fut.result()
+            except Exception:
+                w = None  # started again below; a second failure is reported
         if w is None:
             w = self._worker = self._spawn()
         if not w.ready:
@@ -194,34 +344,54 @@ class Sandbox:
                 msg = w.chan.recv(deadline=time.monotonic() + STARTUP_TIMEOUT)
             except ProtocolError as exc:
                 why = w.status() if isinstance(exc, ChannelClosed) else str(exc)
-                w.kill()
+                self._discard(w)
                 self._worker = None
                 raise SandboxUnavailable(f"the sandbox worker failed to start ({why})") from None
             if msg.get("op") != "ready":
-                w.kill()
+                self._discard(w)
                 self._worker = None
                 raise SandboxUnavailable(f"the sandbox worker could not confine itself: {msg.get('message', msg)}")
             w.ready = True
-        return w, lost
+        return w
+
+    def _wait_ready(self) -> None:
+        """Block until the next run would start on a ready worker (used by the benchmark)."""
+        with self._lock:
+            if not self._closed:
+                self._ready_worker()
 
     def _replace(self) -> None:
-        """Kill the current worker and start the next one now, so it is warm by the next run."""
+        """Kill the current worker and start the next one in the background, so it is warm by the next run."""
         if self._worker is not None:
-            self._worker.kill()
+            self._discard(self._worker)
             self._worker = None
-        if not self._closed:
-            try:
-                self._worker = self._spawn()
-            except Exception:
-                self._worker = None  # retried at the next run
+        self._spawn_spare()
 
     def close(self) -> None:
-        """Kill the worker; nothing is left running. Idempotent."""
+        """Kill the workers; nothing is left running. Idempotent.
+
+        A program running in another thread is not waited for: its worker is killed first (that run
+        returns an error), then the run's thread is joined.
+        """
+        self._closed = True
+        for w in (self._worker, self._next.result() if self._next is not None and self._next.done() else None):
+            if w is not None:
+                w.signal_kill()
         with self._lock:
-            self._closed = True
+            if self._next is not None:
+                with contextlib.suppress(Exception):
+                    self._next.result().kill()
+                self._next = None
             if self._worker is not None:
                 self._worker.kill()
                 self._worker = None
+            for fut in self._reaping:
+                with contextlib.suppress(Exception):
+                    fut.result()
+            self._reaping = []
+            if self._tools is not None:
+                self._tools.stop()
+                self._tools = None
 
     def __enter__(self) -> Sandbox:
         return self
@@ -231,8 +401,11 @@ class Sandbox:
 
     def __del__(self) -> None:
         try:
-            if not self._closed and self._worker is not None:
-                self._worker.kill()
+            if not self._closed:
+                if self._worker is not None:
+                    self._worker.signal_kill()
+                if self._next is not None:
+                    self._next.add_done_callback(lambda f: f.exception() is None and f.result().signal_kill())
         except Exception:
             pass
 
@@ -243,33 +416,45 @@ class Sandbox:
         with self._lock:
             if self._closed:
                 raise RuntimeError("the sandbox is closed")
-            worker, lost = self._ready_worker()
+            worker = self._ready_worker()
+            if worker.chan.pending():  # bytes from an earlier run (e.g. after a forged `done`): not trusted
+                self._state_lost |= self.persistent and worker.runs > 0
+                self._replace()
+                worker = self._ready_worker()
+            lost, self._state_lost = self._state_lost, False
+            run_id = secrets.token_hex(16)
             state = _RunState({s.name for s in stubs}, self.limits.max_tool_calls)
             deadline = time.monotonic() + self.limits.timeout
             try:
-                worker.chan.send({"op": "run", "code": code, "stubs": [s.to_json() for s in stubs],
+                guard = _Guard(self, worker)
+                worker.chan.send({"op": "run", "run": run_id, "code": code, "stubs": [s.to_json() for s in stubs],
                                   "max_output": self.limits.max_output}, deadline)
                 worker.runs += 1
                 while True:
-                    msg = worker.chan.recv(deadline)
+                    msg = self._recv(worker, deadline, guard)
                     op = msg.get("op")
+                    if msg.get("run") != run_id:
+                        raise ProtocolError(f"{str(op)[:40]!r} frame without this run's id")
                     if op == "call":
-                        reply = self._call(msg, state, call)
-                        try:
-                            worker.chan.send(reply, deadline, default=_json_default)
-                        except (ValueError, TypeError) as exc:  # e.g. a circular structure; nothing was sent
-                            worker.chan.send(_error_reply(reply["id"], message=f"the result cannot be sent as JSON: {exc}"),
-                                             deadline)
+                        self._send_reply(worker, self._call(msg, state, call, deadline, guard), deadline)
                     elif op == "done":
-                        return self._finish(code, msg, state, lost)
+                        result = self._finish(code, msg, state, lost)
+                        if not self.persistent:
+                            self._replace()  # never reuse a worker a program has run in
+                        return result
                     else:
                         raise ProtocolError(f"unexpected frame {str(op)[:40]!r}")
             except FrameTimeout:
                 self._replace()
                 return self._failure(f"Error: timed out after {self.limits.timeout:g} s", state, timed_out=True)
+            except _Abort as exc:
+                self._replace()
+                return self._failure(exc.message, state)
             except ChannelClosed:
                 why = worker.status()
                 self._replace()
+                if self._closed:
+                    return self._failure("Error: the sandbox was closed while the program ran", state)
                 return self._failure(f"Error: the program ended the sandbox worker: it {why}", state)
             except ProtocolError as exc:
                 self._replace()
@@ -277,6 +462,33 @@ class Sandbox:
             except BaseException:
                 self._replace()  # e.g. KeyboardInterrupt inside a host tool: the worker's state is unknown
                 raise
+
+    def _recv(self, worker: _Worker, deadline: float, guard: _Guard) -> dict[str, Any]:
+        """The worker's next frame, checking the guard every CHECK_INTERVAL while waiting."""
+        while True:
+            try:
+                return worker.chan.recv(min(deadline, time.monotonic() + CHECK_INTERVAL))
+            except FrameTimeout:
+                if time.monotonic() >= deadline:
+                    raise
+                guard.check()
+
+    def _send_reply(self, worker: _Worker, reply: dict[str, Any], deadline: float) -> None:
+        """Send a tool's result, refusing one larger than max_frame_bytes (the program gets a ToolError)."""
+        limit = self.limits.max_frame_bytes
+        value = reply.get("value")
+        size = len(value) if isinstance(value, (str, bytes)) else 0  # JSON is at least this long: skip encoding
+        data = b""
+        if size <= limit:
+            try:
+                data = encode(reply, default=_json_default)
+            except (ValueError, TypeError, RecursionError) as exc:  # e.g. a circular structure
+                data = encode(_error_reply(reply["id"], message=f"the result cannot be sent as JSON: {exc}"))
+            size = len(data) - 4
+        if size > limit:
+            data = encode(_error_reply(reply["id"], message=(
+                f"result of {size:,} bytes exceeds the {limit:,}-byte limit; filter or paginate on the host side")))
+        worker.chan.send_bytes(data, deadline)
 
     def _failure(self, message: str, state: _RunState, timed_out: bool = False) -> CodeResult:
         reset = self.persistent
@@ -298,15 +510,17 @@ class Sandbox:
             line = error.get("line")
             line = line if isinstance(line, int) and not isinstance(line, bool) else None
             err_text = format_error(code, line, str(error.get("type", "Exception"))[:200], str(error.get("message", "")))
-        if lost and self.persistent:
-            note = "Note: the previous worker had stopped, so this program ran in a fresh namespace."
+        if lost:
+            note = ("Note: the previous worker had stopped or reached its CPU ceiling, so this program ran in a "
+                    "fresh namespace (variables from earlier runs are gone).")
             err_text = f"{note}\n{err_text}" if err_text else note
-        if msg.get("retire") is True:
+        if msg.get("retire") is True and self.persistent:
+            self._state_lost = True  # the next run starts in a fresh namespace and is told so
             self._replace()
-        return CodeResult(output=text, error=err_text, line=line, truncated=truncated, calls=state.calls,
-                          reset=lost and self.persistent)
+        return CodeResult(output=text, error=err_text, line=line, truncated=truncated, calls=state.calls, reset=lost)
 
-    def _call(self, msg: dict[str, Any], state: _RunState, call: Callable[[str, dict[str, Any]], Any]) -> dict[str, Any]:
+    def _call(self, msg: dict[str, Any], state: _RunState, call: Callable[[str, dict[str, Any]], Any],
+              deadline: float, guard: _Guard) -> dict[str, Any]:
         cid = msg.get("id")
         if not isinstance(cid, int) or isinstance(cid, bool):
             return _error_reply(None, message="malformed tool call frame (id)")
@@ -319,15 +533,47 @@ class Sandbox:
         if name not in state.allowed:
             return _error_reply(cid, message=f"tool {name[:100]!r} is not available in this run")
         state.calls += 1
-        try:
-            value = call(name, args)
-        except Exception as exc:
-            return _error_reply(cid, exc)
+        ok, value = self._call_tool(call, name, args, deadline, guard)
+        if not ok:
+            return _error_reply(cid, value)
         if isinstance(value, Handles):
             specs = [s for s in value if isinstance(s, StubSpec)]
             state.allowed.update(s.name for s in specs)
             return {"op": "result", "id": cid, "ok": True, "handles": [s.to_json() for s in specs]}
         return {"op": "result", "id": cid, "ok": True, "value": value}
+
+    def _call_tool(self, call: Callable[[str, dict[str, Any]], Any], name: str, args: dict[str, Any],
+                   deadline: float, guard: _Guard) -> tuple[bool, Any]:
+        """Run `call(name, args)` on the tool thread, waiting at most until the run's deadline.
+
+        Returns (True, value) or (False, the Exception the tool raised); raises FrameTimeout (deadline)
+        or _Abort (guard).
+        """
+        if self._tools is None:
+            self._tools = _ToolThread()
+        ctx = contextvars.copy_context()
+        ctx.run(_DEADLINE.set, deadline)
+        fut = self._tools.submit(lambda: ctx.run(call, name, args))
+        try:
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise FrameTimeout("deadline passed while a host tool ran")
+                try:  # TimeoutError here means only that the wait expired (a tool's own is returned)
+                    exc = fut.exception(timeout=min(left, CHECK_INTERVAL))
+                    break
+                except TimeoutError:
+                    guard.check()
+        except BaseException:
+            if not fut.cancel():  # running: leave it to finish in the background, on an abandoned thread
+                self._tools.stop()
+                self._tools = None
+            raise
+        if exc is None:
+            return True, fut.result()
+        if isinstance(exc, Exception):
+            return False, exc
+        raise exc  # KeyboardInterrupt, SystemExit: not the program's business
 
 
 @dataclasses.dataclass

@@ -8,8 +8,11 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 HERE = Path(__file__).resolve().parent
 SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
@@ -37,9 +40,16 @@ def popen_from_spawner(args: list[str], **kwargs: Any) -> subprocess.Popen[bytes
     return _SPAWNER.submit(subprocess.Popen, args, **kwargs).result()
 
 
-def kill_group(pgid: int) -> None:
-    """SIGKILL every process in the group, repeating until the group is empty (races with forks)."""
-    for _ in range(100):
+def on_spawner(fn: Callable[[], T]) -> concurrent.futures.Future[T]:
+    """Run `fn` on the spawner thread (it may start long-lived children there); a future for its result."""
+    return _SPAWNER.submit(fn)
+
+
+def kill_group(pgid: int, seconds: float = 1.0) -> None:
+    """SIGKILL every process in the group, repeating until the group is empty (races with forks) or
+    `seconds` have passed (unreaped zombies keep a group non-empty; their reaper is someone else)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
         try:
             os.killpg(pgid, signal.SIGKILL)
         except ProcessLookupError:

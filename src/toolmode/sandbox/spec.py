@@ -12,7 +12,8 @@ class SandboxUnavailable(RuntimeError):
 
 @dataclass(frozen=True)
 class SandboxLimits:
-    """Per-run limits. `cpu_seconds=None` means the wall `timeout` (rounded up)."""
+    """Per-run limits. `cpu_seconds=None` means the wall `timeout` (rounded up). `max_write_mb`: how much
+    the used space of the workspace's file system may grow during one run (checked by the host)."""
 
     timeout: float = 30.0
     cpu_seconds: int | None = None
@@ -22,6 +23,7 @@ class SandboxLimits:
     max_output: int = 4000
     max_tool_calls: int = 200
     max_frame_bytes: int = 4 * 1024 * 1024
+    max_write_mb: int = 512
 
     def cpu(self) -> int:
         """CPU seconds allowed per run."""

@@ -25,7 +25,6 @@ import confine  # noqa: E402
 import protocol  # noqa: E402
 
 MAX_HOST_FRAME = 1 << 30
-CPU_LIFETIME_RUNS = 10  # the CPU hard limit is this many runs' worth; the worker retires before hitting it
 
 
 class ToolError(Exception):
@@ -74,25 +73,35 @@ def _json_default(obj: Any) -> Any:
 
 
 class Rpc:
-    """Tool calls from the program: one request frame, then wait for the result with the same id."""
+    """Tool calls from the program: one request frame, then wait for the result with the same id.
+
+    Every frame to the host carries the id of the current run (`run_id`, chosen by the host per run);
+    outside a run (a thread left over in a persistent worker) no call can be made.
+    """
 
     def __init__(self, chan: protocol.Channel) -> None:
         self.chan = chan
         self.lock = threading.Lock()
         self.next_id = 0
+        self.run_id: str | None = None
 
     def call(self, name: str, kwargs: dict[str, Any]) -> Any:
         with self.lock:
+            if self.run_id is None:
+                raise ToolError(f"{name}(): tools can be called only while a program runs")
             self.next_id += 1
             cid = self.next_id
             try:
-                self.chan.send({"op": "call", "id": cid, "name": name, "args": kwargs}, default=_json_default)
+                self.chan.send({"op": "call", "run": self.run_id, "id": cid, "name": name, "args": kwargs},
+                               default=_json_default)
+                while True:
+                    msg = self.chan.recv()
+                    if msg.get("op") == "result" and msg.get("id") == cid:
+                        break
+            except protocol.ProtocolError as exc:
+                raise ToolError(f"{name}(): the connection to the host is broken ({exc})") from None
             except ValueError as exc:
                 raise TypeError(f"{name}(): arguments cannot be sent as JSON: {exc}") from None
-            while True:
-                msg = self.chan.recv()
-                if msg.get("op") == "result" and msg.get("id") == cid:
-                    break
         if msg.get("ok"):
             if "handles" in msg:
                 return [ToolHandle(spec, self) for spec in msg["handles"]]
@@ -174,17 +183,21 @@ class Runner:
         self.cpu_hard = cpu_hard
         self.ns: dict[str, Any] = {}
 
-    def _arm_cpu_limit(self) -> bool:
-        """Per-run CPU soft limit; False when the lifetime budget cannot cover another run."""
+    def _next_cpu_limit(self) -> int:
+        """The CPU soft limit that gives a run starting now its full `cpu_seconds` (rlimits count whole
+        seconds of the process's lifetime, so the limit moves with what earlier runs used)."""
         usage = resource.getrusage(resource.RUSAGE_SELF)
-        used = int(usage.ru_utime + usage.ru_stime) + 1
-        if used + self.cpu_seconds > self.cpu_hard:
-            return False
-        resource.setrlimit(resource.RLIMIT_CPU, (used + self.cpu_seconds, self.cpu_hard))
-        return True
+        return int(usage.ru_utime + usage.ru_stime) + 1 + self.cpu_seconds
+
+    def _arm_cpu_limit(self) -> None:
+        """Per-run CPU soft limit, set when the run starts (the hard ceiling cannot be raised again)."""
+        resource.setrlimit(resource.RLIMIT_CPU, (min(self._next_cpu_limit(), self.cpu_hard), self.cpu_hard))
 
     def run(self, msg: dict[str, Any]) -> dict[str, Any]:
         code = str(msg["code"])
+        run_id = str(msg.get("run", ""))
+        self._arm_cpu_limit()
+        self.rpc.run_id = run_id
         capture = Capture(int(msg.get("max_output", 4000)))
         if not self.persistent or not self.ns:
             self.ns = {"__name__": "__main__", "__builtins__": builtins}
@@ -211,8 +224,10 @@ class Runner:
         finally:
             sys.stdout, sys.stderr = saved
         leftover_threads = _thread._count() > 0  # type: ignore[attr-defined]
-        retire = (leftover_threads and not self.persistent) or not self._arm_cpu_limit()
-        return {"op": "done", "output": capture.text(), "dropped": capture.dropped, "error": error,
+        # Retire when the hard ceiling cannot give the next run its full CPU allowance (the host then
+        # tells the model that the namespace was reset).
+        retire = (leftover_threads and not self.persistent) or self._next_cpu_limit() > self.cpu_hard
+        return {"op": "done", "run": run_id, "output": capture.text(), "dropped": capture.dropped, "error": error,
                 "retire": retire}
 
 
@@ -227,7 +242,7 @@ def main() -> None:
     try:
         limits = init["limits"]
         cpu = int(limits["cpu_seconds"])
-        cpu_hard = cpu * CPU_LIFETIME_RUNS + 2
+        cpu_hard = int(limits.get("cpu_hard", cpu + 2))
         confine.set_limits(cpu_soft=cpu + 1, cpu_hard=cpu_hard, memory_mb=limits["memory_mb"],
                            file_size_mb=limits["file_size_mb"], open_files=limits["open_files"])
         os.chdir(init["workspace"])
@@ -251,7 +266,9 @@ def main() -> None:
             continue
         done = runner.run(msg)
         try:
-            chan.send(done, default=str)
+            with runner.rpc.lock:  # after a call still in flight from a leftover thread; none can start after
+                runner.rpc.run_id = None
+                chan.send(done, default=str)
         except protocol.ProtocolError:
             os._exit(3)  # the program closed or broke the channel
         if done["retire"]:
