@@ -1,8 +1,13 @@
 """How much the bench harness itself costs, measured against the scripted model server.
 
-1. Per-episode overhead: `wall_time - model_time` of each RunResult (agent loop, tools, sandbox, trace;
-   model_time is the time spent waiting for the scripted server), and `episode_time - model_time`
-   (also fixture building, fixture and scripted servers, Agent and sandbox start-up, checking).
+1. Per-episode overhead at --jobs 1, three ways (each record has `episode_time`, the whole episode's wall
+   time; `server_time`, the time the scripted server spent producing its replies; `model_time`, the time
+   the agent waited for the model, i.e. server time plus HTTP round trips; and `wall_time`, the agent run):
+   - harness overhead = episode_time - server_time: the issue's "episode wall time minus model-server
+     time": fixture building, fixture and scripted servers, Agent and sandbox start-up, the agent loop,
+     tools, traces, the HTTP client, checking;
+   - without the client = episode_time - model_time: the same minus the HTTP round trips to the server;
+   - agent loop only = wall_time - model_time: RunResult's own figure (loop, tools, sandbox, trace).
 2. Wall time of the whole built-in suite × 4 modes × 3 runs at --jobs 1 and --jobs 8.
 
     python benchmarks/bench_harness.py [--runs 3] [--modes react,code,hybrid,code+search] [--jobs 1,8]
@@ -71,27 +76,38 @@ def main() -> None:
         if jobs == 1:
             records = written  # overhead is measured without contention
     if records:
-        loop = [r["wall_time"] - r["model_time"] for r in records if "wall_time" in r]
-        whole = [r["episode_time"] - r["model_time"] for r in records if "model_time" in r]
-        figures["loop_overhead"] = _summary(loop)
-        figures["episode_overhead"] = _summary(whole)
-        print("per-episode overhead at --jobs 1 (wall minus model time):")
-        print(f"  agent run (RunResult.wall_time - model_time): {figures['loop_overhead']}")
-        print(
-            f"  whole episode incl. fixtures, servers, Agent/sandbox start, check: {figures['episode_overhead']}"
-        )
+        ways = {
+            "harness_overhead": (
+                "episode_time",
+                "server_time",
+                "episode_time - server_time (the issue's figure)",
+            ),
+            "without_client": ("episode_time", "model_time", "episode_time - model_time (also minus HTTP)"),
+            "agent_loop": ("wall_time", "model_time", "wall_time - model_time (agent loop only)"),
+        }
+        timed = [
+            r
+            for r in records
+            if all(r.get(k) is not None for k in ("episode_time", "server_time", "model_time"))
+        ]
+        print(f"per-episode overhead at --jobs 1 over {len(timed)} episodes (mean, sd, median, p90 in ms):")
+        for name, (whole, minus, label) in ways.items():
+            figures[name] = _summary([r[whole] - r[minus] for r in timed])
+            print(f"  {label:50s} {figures[name]}")
+        figures["server_time"] = _summary([r["server_time"] for r in timed])
+        figures["model_time"] = _summary([r["model_time"] for r in timed])
+        print(f"  {'server_time (scripted server producing replies)':50s} {figures['server_time']}")
+        print(f"  {'model_time (agent waiting for the model)':50s} {figures['model_time']}")
         by_mode = {}
         for spec in specs:
-            mine = [r for r in records if r["mode"] == spec.label and "model_time" in r]
+            mine = [r for r in timed if r["mode"] == spec.label]
             by_mode[spec.label] = {
-                "run_ms": round(1000 * statistics.median(r["wall_time"] - r["model_time"] for r in mine), 1),
-                "episode_ms": round(
-                    1000 * statistics.median(r["episode_time"] - r["model_time"] for r in mine), 1
-                ),
-                "model_ms": round(1000 * statistics.median(r["model_time"] for r in mine), 1),
-            }
-            print(f"  {spec.label:12s} median: run {by_mode[spec.label]['run_ms']} ms, "
-                  f"episode {by_mode[spec.label]['episode_ms']} ms, model {by_mode[spec.label]['model_ms']} ms")  # fmt: skip
+                name: round(1000 * statistics.median(r[whole] - r[minus] for r in mine), 1)
+                for name, (whole, minus, _) in ways.items()
+            } | {"server_ms": round(1000 * statistics.median(r["server_time"] for r in mine), 1)}
+            m = by_mode[spec.label]
+            print(f"  {spec.label:12s} median ms: harness {m['harness_overhead']}, without client "
+                  f"{m['without_client']}, agent loop {m['agent_loop']}, server {m['server_ms']}")  # fmt: skip
         figures["by_mode"] = by_mode
     print(json.dumps(figures))
 
