@@ -374,9 +374,11 @@ class Sandbox:
         returns an error), then the run's thread is joined.
         """
         self._closed = True
-        for w in (self._worker, self._next.result() if self._next is not None and self._next.done() else None):
-            if w is not None:
-                w.signal_kill()
+        current, spare = self._worker, self._next  # read once: a run may be swapping them
+        if current is not None:
+            current.signal_kill()
+        if spare is not None and spare.done() and spare.exception() is None:
+            spare.result().signal_kill()
         with self._lock:
             if self._next is not None:
                 with contextlib.suppress(Exception):
