@@ -28,7 +28,8 @@ class Agent:
       ("load" / "proxy", react only), `ranker` ("bm25" / "fused"), `visible` (names shown; the rest are
       found by search), `direct` (hybrid: tools sent beside run_code), `workspace` (where code and file
       tools may write), `sandbox` ("auto", "landlock", "bwrap", "none" = unsafe), `sandbox_limits`,
-      `persistent` (code namespace kept between run_code calls);
+      `persistent` (code namespace kept between run_code calls), `allow_env_in_workspace` (let the sandbox
+      run in a workspace that contains toolmode's own Python environment: unsafe, refused by default);
     - model: `model`, `base_url`, `api_key`, `api_key_env`, `preset` (deepseek, openai, openrouter,
       ollama, vllm, llamacpp), `stream`, `model_params` (extra request fields, e.g. temperature),
       `recover_text_calls`, `recover_code_blocks` (None: on for local presets), `client` (a ready ModelClient);
@@ -62,6 +63,7 @@ class Agent:
         sandbox: str = "auto",
         persistent: bool = False,
         sandbox_limits: Any = None,
+        allow_env_in_workspace: bool = False,
         recover_text_calls: bool = True,
         recover_code_blocks: bool | None = None,
         model_params: dict[str, Any] | None = None,
@@ -95,7 +97,7 @@ class Agent:
             self.mode: Mode = make_mode(
                 mode, self.tools, search=search, visible=visible, direct=direct,
                 workspace=workspace, sandbox=sandbox, persistent=persistent, sandbox_limits=sandbox_limits,
-                ranker=ranker,
+                ranker=ranker, allow_env_in_workspace=allow_env_in_workspace,
             )
         except BaseException:
             self.model.close()

@@ -43,6 +43,9 @@ def _add_tool_args(p: argparse.ArgumentParser, *, nested: bool = False) -> None:
                    help="add an MCP server's tools (command line or URL); repeatable")
     p.add_argument("--mcp-config", metavar="FILE", default=default(None), help="mcp.json with {'mcpServers': {...}}")
     p.add_argument("--no-builtin", action="store_true", default=default(False), help="do not offer the builtin tools")
+    p.add_argument("--allow-env-in-workspace", action="store_true", default=default(False),
+                   help="allow a workspace that contains toolmode's own Python environment (unsafe: code and "
+                        "run_shell could change it)")
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -104,7 +107,8 @@ def _load_tools(args: argparse.Namespace) -> list[Any]:
     if not args.no_builtin:
         from toolmode.tools.builtin import builtin_tools
 
-        tools += builtin_tools(args.workspace, allow_private_network=args.allow_private_network)
+        tools += builtin_tools(args.workspace, allow_private_network=args.allow_private_network,
+                               allow_env_in_workspace=args.allow_env_in_workspace)
     if args.mcp or args.mcp_config:
         from toolmode.mcp import mcp_tools, mcp_tools_from_config
         from toolmode.mcp.config import parse_spec
@@ -143,6 +147,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         stream=args.stream,
         sandbox=args.sandbox,
         persistent=args.persistent,
+        allow_env_in_workspace=args.allow_env_in_workspace,
         recover_text_calls=not args.no_recover,
         recover_code_blocks=False if args.no_recover else None,
     )

@@ -23,6 +23,7 @@ def make_mode(
     persistent: bool = False,
     sandbox_limits: Any = None,
     ranker: str = "bm25",
+    allow_env_in_workspace: bool = False,
 ) -> Mode:
     """Build a mode by name. `search` applies to react ("load" / "proxy"); code modes always search hidden tools.
 
@@ -45,7 +46,8 @@ def make_mode(
         if mode == "code" and direct:
             raise ValueError("direct= needs mode='hybrid'")
         return CodeMode(tools, workspace=workspace, visible=visible, direct=direct, sandbox=sandbox,
-                        persistent=persistent, limits=sandbox_limits, ranker=ranker)
+                        persistent=persistent, limits=sandbox_limits, ranker=ranker,
+                        allow_env_in_workspace=allow_env_in_workspace)
     raise ValueError(f"unknown mode {mode!r}; choose one of: {', '.join(MODES)}")
 
 

@@ -49,6 +49,7 @@ class CodeMode(Mode):
         persistent: bool = False,
         search_k: int = 5,
         ranker: str = "bm25",
+        allow_env_in_workspace: bool = False,
     ) -> None:
         self.catalog = Catalog(tools, visible)
         self.direct = list(direct or [])
@@ -59,7 +60,8 @@ class CodeMode(Mode):
         self.persistent = persistent
         self.search_k = search_k
         self.index = ToolIndex(list(self.catalog.tools.values()), ranker) if self.catalog.hidden else None
-        self.sandbox = Sandbox(Path(workspace), limits or SandboxLimits(), policy=sandbox, persistent=persistent)
+        self.sandbox = Sandbox(Path(workspace), limits or SandboxLimits(), policy=sandbox, persistent=persistent,
+                               allow_env_in_workspace=allow_env_in_workspace)
         self._stubs = [_stub(t) for t in self.catalog.visible]
         if self.index is not None:
             self._stubs.append(

@@ -9,6 +9,6 @@ with Sandbox(Path("ws")) as sb:
 """
 
 from .host import Sandbox
-from .spec import CodeResult, Handles, SandboxLimits, SandboxUnavailable, StubSpec
+from .spec import CodeResult, Handles, SandboxLimits, SandboxUnavailable, StubSpec, UnsafeWorkspace
 
-__all__ = ["CodeResult", "Handles", "Sandbox", "SandboxLimits", "SandboxUnavailable", "StubSpec"]
+__all__ = ["CodeResult", "Handles", "Sandbox", "SandboxLimits", "SandboxUnavailable", "StubSpec", "UnsafeWorkspace"]

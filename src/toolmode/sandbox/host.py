@@ -25,11 +25,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..hostenv import environment_refusal
 from . import landlock, seccomp
 from .output import cap_output, format_error
 from .protocol import Channel, ChannelClosed, FrameTimeout, ProtocolError, encode
 from .spawn import HERE, interpreter, kill_group, on_spawner, scrubbed_env
-from .spec import CodeResult, Handles, SandboxLimits, SandboxUnavailable, StubSpec
+from .spec import CodeResult, Handles, SandboxLimits, SandboxUnavailable, StubSpec, UnsafeWorkspace
 
 DEFAULT_LIMITS = SandboxLimits()  # frozen, so sharing it as a default is safe
 POLICIES = ("auto", "landlock", "bwrap", "none")
@@ -252,9 +253,12 @@ class Sandbox:
     """
 
     def __init__(self, workspace: Path, limits: SandboxLimits = DEFAULT_LIMITS, policy: str = "auto",
-                 persistent: bool = False) -> None:
+                 persistent: bool = False, *, allow_env_in_workspace: bool = False) -> None:
         self.workspace = Path(workspace).resolve()
         self.workspace.mkdir(parents=True, exist_ok=True)
+        refusal = None if allow_env_in_workspace or policy == "none" else environment_refusal(self.workspace)
+        if refusal:
+            raise UnsafeWorkspace(refusal)
         self.limits = limits
         self.persistent = persistent
         self.policy = resolve_policy(policy)

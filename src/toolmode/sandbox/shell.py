@@ -19,9 +19,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..hostenv import environment_refusal
 from . import landlock
 from .spawn import HERE, interpreter, kill_group, scrubbed_env
-from .spec import SandboxUnavailable
+from .spec import SandboxUnavailable, UnsafeWorkspace
 
 SHELL_MEMORY_MB = 2048
 SHELL_FILE_SIZE_MB = 1024
@@ -47,15 +48,22 @@ def _cap(data: bytearray, dropped: int) -> str:
     return text
 
 
-def run_confined(command: str, *, workspace: Path | str, timeout: float, max_output: int = 100_000) -> ShellResult:
+def run_confined(
+    command: str, *, workspace: Path | str, timeout: float, max_output: int = 100_000,
+    allow_env_in_workspace: bool = False,
+) -> ShellResult:
     """Run `/bin/sh -c command` confined to `workspace` for at most `timeout` seconds.
 
     Each of stdout and stderr keeps its first `max_output` bytes (the rest is drained and counted).
-    Raises SandboxUnavailable when the kernel lacks Landlock (fail closed: never runs unconfined).
+    Raises SandboxUnavailable when the kernel lacks Landlock (fail closed: never runs unconfined), and
+    UnsafeWorkspace when the workspace holds the host's Python environment (unless allowed).
     """
     ws = Path(workspace).resolve()
     if not ws.is_dir():
         raise FileNotFoundError(f"workspace {ws} is not a directory")
+    refusal = None if allow_env_in_workspace else environment_refusal(ws)
+    if refusal:
+        raise UnsafeWorkspace(refusal)
     if landlock.abi_version() < 1:
         raise SandboxUnavailable("run_confined needs Landlock (Linux >= 5.13); this kernel does not have it")
     cfg = {

@@ -10,6 +10,10 @@ class SandboxUnavailable(RuntimeError):
     """No confinement mechanism is available for the requested policy (the sandbox fails closed)."""
 
 
+class UnsafeWorkspace(SandboxUnavailable):
+    """The workspace holds the host's Python environment: confined code could plant code the host runs."""
+
+
 @dataclass(frozen=True)
 class SandboxLimits:
     """Per-run limits. `cpu_seconds=None` means the wall `timeout` (rounded up). `max_write_mb`: how much

@@ -39,6 +39,7 @@ def builtin_tools(
     fetch_timeout: float = 15.0,
     fetch_max_bytes: int = 2_000_000,
     allow_hosts: Iterable[str] = (),
+    allow_env_in_workspace: bool = False,
 ) -> list[Tool]:
     """The builtin tools, with `source="builtin"`.
 
@@ -56,7 +57,7 @@ def builtin_tools(
     policy = NetPolicy.create(allow_private_network=allow_private_network, allow_hosts=allow_hosts)
     functions: list[Callable[..., Any]] = [
         *_file_functions(ws),
-        _shell_function(ws, shell_timeout),
+        _shell_function(ws, shell_timeout, allow_env_in_workspace),
         _fetch_function(policy, fetch_timeout, fetch_max_bytes),
         current_time,
         calculator,
@@ -210,7 +211,7 @@ def _read_lines(text: TextIO, shown: str, start_line: int, max_lines: int | None
 # ---------------------------------------------------------------- shell
 
 
-def _shell_function(ws: Workspace, shell_timeout: float) -> Callable[..., Any]:
+def _shell_function(ws: Workspace, shell_timeout: float, allow_env: bool = False) -> Callable[..., Any]:
     def run_shell(command: str, timeout: float | None = None) -> dict:
         from toolmode.sandbox.shell import (
             run_confined,
@@ -222,7 +223,8 @@ def _shell_function(ws: Workspace, shell_timeout: float) -> Callable[..., Any]:
         if limit <= 0:
             raise ValueError(f"timeout must be positive, got {timeout}")
         result = run_confined(
-            command, workspace=ws.root, timeout=min(limit, shell_timeout), max_output=SHELL_MAX_OUTPUT
+            command, workspace=ws.root, timeout=min(limit, shell_timeout), max_output=SHELL_MAX_OUTPUT,
+            allow_env_in_workspace=allow_env,
         )
         return {
             "exit_code": result.exit_code,

@@ -5,12 +5,11 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import site
 import stat
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from toolmode.hostenv import python_environment_dirs
 from toolmode.tools.safe_open import O_SEARCH_DIR, EscapeError, open_beneath
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
@@ -199,16 +198,7 @@ class Workspace:
 
 def _protected_dirs(root: Path) -> list[Path]:
     """The Python installation and environment running this program, where they lie inside `root`."""
-    candidates = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
-    if site.ENABLE_USER_SITE:
-        with contextlib.suppress(Exception):
-            candidates.add(site.getusersitepackages())
-    found: list[Path] = []
-    for candidate in sorted(c for c in candidates if c):
-        path = Path(candidate).resolve()
-        if path.is_relative_to(root) and path not in found:
-            found.append(path)
-    return found
+    return python_environment_dirs(root)
 
 
 def _identity(path: Path) -> tuple[int, int]:

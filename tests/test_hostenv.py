@@ -1,0 +1,42 @@
+"""A workspace holding toolmode's own Python environment is refused by the sandbox and the shell."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from toolmode.hostenv import environment_refusal, python_environment_dirs
+from toolmode.sandbox import Sandbox, SandboxLimits, UnsafeWorkspace
+from toolmode.sandbox.shell import run_confined
+from toolmode.tools.builtin import builtin_tools
+
+ENV_PARENT = Path(sys.prefix).resolve().parent  # a directory that contains the running environment
+
+
+def test_environment_found_inside_its_parent_and_not_elsewhere(tmp_path: Path) -> None:
+    assert Path(sys.prefix).resolve() in python_environment_dirs(ENV_PARENT)
+    assert python_environment_dirs(tmp_path) == []
+    assert environment_refusal(tmp_path) is None
+    message = environment_refusal(ENV_PARENT)
+    assert message is not None and "--allow-env-in-workspace" in message and "--workspace" in message
+
+
+def test_sandbox_refuses_such_a_workspace_unless_allowed() -> None:
+    with pytest.raises(UnsafeWorkspace, match="contains the Python environment"):
+        Sandbox(ENV_PARENT, SandboxLimits(timeout=5))
+    with Sandbox(ENV_PARENT, SandboxLimits(timeout=5), allow_env_in_workspace=True) as sb:
+        assert sb.run("print(1 + 1)", [], lambda name, kwargs: None).output.strip() == "2"
+
+
+def test_shell_refuses_such_a_workspace_unless_allowed() -> None:
+    with pytest.raises(UnsafeWorkspace):
+        run_confined("true", workspace=ENV_PARENT, timeout=5)
+    assert run_confined("echo ok", workspace=ENV_PARENT, timeout=5, allow_env_in_workspace=True).stdout == "ok\n"
+
+
+def test_run_shell_tool_reports_the_refusal() -> None:
+    run_shell = {t.name: t for t in builtin_tools(ENV_PARENT)}["run_shell"]
+    with pytest.raises(UnsafeWorkspace):
+        run_shell(command="true")
