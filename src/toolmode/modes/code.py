@@ -74,6 +74,7 @@ class CodeMode(Mode):
             )
         self._lock = threading.Lock()
         self._run_code_tool = self._make_run_code_tool()
+        self._schemas: list[dict[str, Any]] | None = None
 
     def system_prompt(self) -> str:
         """Tells the model to compute in code (or, in hybrid, when to use code)."""
@@ -115,8 +116,10 @@ class CodeMode(Mode):
         return tool
 
     def tool_schemas(self) -> list[dict[str, Any]]:
-        """Direct tools (hybrid) then run_code."""
-        return [*(self.catalog.tools[n].schema() for n in self.direct), self._run_code_tool.schema()]
+        """Direct tools (hybrid) then run_code; one list object for the whole run (its encoding is reused)."""
+        if self._schemas is None:
+            self._schemas = [*(self.catalog.tools[n].schema() for n in self.direct), self._run_code_tool.schema()]
+        return self._schemas
 
     def handle_call(self, name: str, arguments: dict[str, Any]) -> str:
         """Run a program in the sandbox, or a direct tool in hybrid mode."""

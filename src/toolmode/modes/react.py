@@ -44,6 +44,7 @@ class ReactMode(Mode):
         self.search_k = search_k
         self.index = ToolIndex(list(self.catalog.tools.values()), ranker) if search else None
         self.loaded: list[str] = []
+        self._schemas: tuple[int, list[dict[str, Any]]] | None = None
         self._lock = threading.Lock()
         self._meta = self._meta_tools()
 
@@ -78,12 +79,17 @@ class ReactMode(Mode):
         return None
 
     def tool_schemas(self) -> list[dict[str, Any]]:
-        """Visible tools, then the search tools, then (load) the found tools in the order they were found."""
-        schemas = [t.schema() for t in self.catalog.visible]
-        schemas += [t.schema() for t in self._meta.values()]
+        """Visible tools, then the search tools, then (load) the found tools in the order they were found.
+
+        The same list object comes back until a search loads more tools (the client reuses its encoding).
+        """
         with self._lock:
-            schemas += [self.catalog.tools[n].schema() for n in self.loaded]
-        return schemas
+            if self._schemas is None or self._schemas[0] != len(self.loaded):
+                schemas = [t.schema() for t in self.catalog.visible]
+                schemas += [t.schema() for t in self._meta.values()]
+                schemas += [self.catalog.tools[n].schema() for n in self.loaded]
+                self._schemas = (len(self.loaded), schemas)
+            return self._schemas[1]
 
     def handle_call(self, name: str, arguments: dict[str, Any]) -> str:
         """Run a visible, loaded or search tool."""
