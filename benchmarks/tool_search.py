@@ -1,6 +1,6 @@
 """Tool-search ranking benchmark on MetaTool: quality (Recall@1/5, NDCG@5) and latency per ranker.
 
-    python benchmarks/tool_search.py                 # everything (about a minute without --fused)
+    python benchmarks/tool_search.py                 # everything (about a minute with --no-fused)
     python benchmarks/tool_search.py --limit 2000    # quick: 2,000 queries per half
     python benchmarks/tool_search.py --tune          # grid-search BM25F weights on the tune half
     python benchmarks/tool_search.py --tune-fusion --backend minilm   # grid-search the fusion on the tune half
