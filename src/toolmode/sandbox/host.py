@@ -444,6 +444,7 @@ class Sandbox:
                     if op == "call":
                         self._send_reply(worker, self._call(msg, state, call, deadline, guard), deadline)
                     elif op == "done":
+                        guard.check()  # a program quicker than one check interval is held to the budget too
                         result = self._finish(code, msg, state, lost)
                         if not self.persistent:
                             self._replace()  # never reuse a worker a program has run in
