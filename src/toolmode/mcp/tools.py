@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import os
-from collections import Counter
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
 from toolmode.mcp.config import ServerSpec, Spec, load_config
 from toolmode.mcp.server import McpServer
-from toolmode.tools.base import Tool
+from toolmode.tools.base import Tool, prefix_colliding_mcp_tools
 
 Start = Literal["eager", "lazy"]
 
@@ -66,15 +65,7 @@ def mcp_tools_from_config(
     if start == "lazy":
         for server in servers:
             server.close()
-    counts = Counter(t.name for tools in per_server for t in tools)
-    result = []
-    for server, tools in zip(servers, per_server, strict=True):
-        for t in tools:
-            if counts[t.name] > 1:
-                t.name = f"{server.name}__{t.name}"
-                t.fn.__name__ = t.name
-            result.append(t)
-    return result
+    return prefix_colliding_mcp_tools([t for tools in per_server for t in tools])
 
 
 __all__ = ["ServerSpec", "mcp_tools", "mcp_tools_from_config"]

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import dataclasses
 from abc import ABC, abstractmethod
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from toolmode.tools.base import Tool, as_tool
+from toolmode.tools.base import Tool, as_tool, prefix_colliding_mcp_tools
 
 
 class UnknownTool(LookupError):
@@ -48,23 +46,12 @@ class Mode(ABC):
         """Release resources (sandbox workers, connections)."""
 
 
-def _without_collisions(tools: list[Tool]) -> list[Tool]:
-    """MCP tools whose names collide with another tool get their server's name as prefix: `time__now`."""
-    counts = Counter(t.name for t in tools)
-    return [
-        dataclasses.replace(t, name=f"{t.source.removeprefix('mcp:')}__{t.name}")
-        if counts[t.name] > 1 and t.source.startswith("mcp:")
-        else t
-        for t in tools
-    ]
-
-
 class Catalog:
     """The run's tools by name, split into visible and hidden (deferred) ones."""
 
     def __init__(self, tools: Iterable[Tool | Any], visible: Sequence[str] | None = None) -> None:
         self.tools: dict[str, Tool] = {}
-        for t in _without_collisions([as_tool(item) for item in tools]):
+        for t in prefix_colliding_mcp_tools([as_tool(item) for item in tools]):
             if t.name in self.tools:
                 other = self.tools[t.name]
                 raise ValueError(

@@ -9,6 +9,7 @@ models), and the return annotation is kept so `signature()` can show the model w
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import inspect
 import json
@@ -16,6 +17,7 @@ import operator
 import sys
 import types
 import typing
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, get_args, get_origin, get_type_hints, is_typeddict
@@ -182,6 +184,21 @@ def tool(
 def as_tool(obj: Tool | Callable[..., Any]) -> Tool:
     """Accept a Tool or a plain function and return a Tool."""
     return obj if isinstance(obj, Tool) else Tool.from_function(obj)
+
+
+def prefix_colliding_mcp_tools(tools: list[Tool]) -> list[Tool]:
+    """MCP tools whose names collide with another tool's get their server's name as prefix: `time__now`.
+
+    Returns renamed copies; the callable's `__name__` (the label MCP errors use) follows the new name.
+    """
+    counts = Counter(t.name for t in tools)
+    out = []
+    for t in tools:
+        if counts[t.name] > 1 and t.source.startswith("mcp:"):
+            t = dataclasses.replace(t, name=f"{t.source.removeprefix('mcp:')}__{t.name}")
+            t.fn.__name__ = t.name
+        out.append(t)
+    return out
 
 
 def result_text(value: Any) -> str:
