@@ -29,7 +29,7 @@ class Workspace:
 
     def __init__(self, root: str | os.PathLike[str] = ".") -> None:
         self.root = Path(root).expanduser().resolve()
-        self.protected = _protected_dirs(self.root)
+        self.protected = python_environment_dirs(self.root)
         self._protected_ids = {_identity(p): p for p in self.protected if p.is_dir()}
 
     def resolve(self, path: str | os.PathLike[str]) -> Path:
@@ -194,11 +194,6 @@ class Workspace:
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.root)!r})"
-
-
-def _protected_dirs(root: Path) -> list[Path]:
-    """The Python installation and environment running this program, where they lie inside `root`."""
-    return python_environment_dirs(root)
 
 
 def _identity(path: Path) -> tuple[int, int]:
