@@ -25,7 +25,8 @@ def _non_negative_int(text: str) -> int:
     return value
 
 
-def _names(value: str | None) -> list[str] | None:
+def comma_list(value: str | None) -> list[str] | None:
+    """`"a, b,c"` -> `["a", "b", "c"]`; None or "" -> None (the option was not given)."""
     return [n.strip() for n in value.split(",") if n.strip()] if value else None
 
 
@@ -132,8 +133,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         mode=args.mode,
         search=args.search,
         ranker=args.ranker,
-        visible=_names(args.visible),
-        direct=_names(args.direct),
+        visible=comma_list(args.visible),
+        direct=comma_list(args.direct),
         model=args.model,
         base_url=args.base_url,
         api_key_env=args.api_key_env,

@@ -12,6 +12,7 @@ from toolmode.bench.modespec import parse_modes
 from toolmode.bench.results import read_settings, write_settings
 from toolmode.bench.stats import SCRIPTED_NOTE
 from toolmode.bench.task import Task, load_tasks
+from toolmode.cli import comma_list
 
 DEFAULT_MODES = "react,code,hybrid,code+search"
 _SAVED = ("tasks", "only", "modes", "runs", "seed", "model", "base_url", "api_key_env", "preset", "max_steps",
@@ -69,12 +70,8 @@ def resolve_tasks(spec: str | None, only: str | None) -> list[Task]:
     if spec and (spec.endswith(".py") or Path(spec).is_file()):
         tasks = load_tasks(spec)
     else:
-        tasks = select(builtin_suite(), _names(spec))
-    return select(tasks, _names(only))
-
-
-def _names(text: str | None) -> list[str] | None:
-    return [n.strip() for n in text.split(",") if n.strip()] if text else None
+        tasks = select(builtin_suite(), comma_list(spec))
+    return select(tasks, comma_list(only))
 
 
 def _settings(args: argparse.Namespace, saved: dict[str, Any]) -> dict[str, Any]:
