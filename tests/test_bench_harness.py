@@ -183,7 +183,7 @@ def test_cli_stops_before_any_episode_without_an_api_key(
 ) -> None:
     monkeypatch.delenv("DEEPSEEK_API_KEY", raising=False)
     assert bench_main(["--tasks", "log_stats", "--out", str(tmp_path / "b"), "--no-progress"]) == 2
-    assert "DEEPSEEK_API_KEY" in capsys.readouterr().out
+    assert "DEEPSEEK_API_KEY" in capsys.readouterr().err
     assert not (tmp_path / "b" / "results.jsonl").exists()
 
 

@@ -3,13 +3,23 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from toolmode.bench.checks import (
+    MIX_FLAG,
+    BenchUsageError,
+    bench_dir_state,
+    check_conflicts,
+    check_scripted_players,
+    check_settings,
+    saved_settings,
+)
 from toolmode.bench.episode import BenchConfig
 from toolmode.bench.modespec import parse_modes
-from toolmode.bench.results import read_settings, write_settings
+from toolmode.bench.results import RESULTS, BenchDirError, read_results, write_settings
 from toolmode.bench.stats import SCRIPTED_NOTE
 from toolmode.bench.task import Task, load_tasks
 from toolmode.cli import comma_list
@@ -19,9 +29,17 @@ _SAVED = ("tasks", "only", "modes", "runs", "seed", "model", "base_url", "api_ke
           "max_result_chars", "sandbox", "stream", "scripted", "failing")  # fmt: skip
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a bad option is one line (no usage block) and exit status 2."""
+
+    def error(self, message: str) -> Any:
+        """Print `toolmode bench: error: ...` on one line and exit with 2."""
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of `toolmode bench`."""
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="toolmode bench",
         description="Compare modes over N runs per task: success, requests, tokens, cost, time.",
     )
@@ -39,11 +57,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--api-key-env", help="environment variable holding the API key")
     p.add_argument("--preset", help="deepseek (default), openai, openrouter, ollama, vllm, llamacpp")
     p.add_argument("--max-steps", type=int, default=None, help="model requests per episode (default: 12)")
-    p.add_argument("--max-result-chars", type=int, default=None, help="tool result cap (default: 4000)")
+    p.add_argument("--max-result-chars", type=int, default=None, help="tool result cap (default: 4000; 0: none)")
     p.add_argument("--sandbox", choices=["auto", "landlock", "bwrap", "none"], default=None)
     p.add_argument("--stream", action="store_true", default=None)
-    p.add_argument("--out", help="bench directory (default: runs/bench-<timestamp>); an existing one resumes")
+    p.add_argument("--out", help="bench directory (default: runs/bench-<timestamp>); an existing bench continues")
     p.add_argument("--resume", metavar="DIR", help="continue an interrupted bench with its saved settings")
+    p.add_argument(MIX_FLAG, action="store_true",
+                   help="continue a bench with other --model/--base-url/--seed/... than it was run with")  # fmt: skip
     p.add_argument("--retry-errors", action="store_true", help="on resume, rerun episodes that errored")
     p.add_argument("--report", metavar="DIR", help="only rebuild the report from DIR's results.jsonl")
     p.add_argument(
@@ -74,40 +94,55 @@ def resolve_tasks(spec: str | None, only: str | None) -> list[Task]:
     return select(tasks, comma_list(only))
 
 
-def _settings(args: argparse.Namespace, saved: dict[str, Any]) -> dict[str, Any]:
+def _settings(args: argparse.Namespace | None, saved: dict[str, Any]) -> dict[str, Any]:
     defaults = {"modes": DEFAULT_MODES, "runs": 3, "seed": 0, "max_steps": 12, "max_result_chars": 4000,
                 "sandbox": "auto", "stream": False, "scripted": False, "failing": False}  # fmt: skip
     out = {k: saved.get(k, defaults.get(k)) for k in _SAVED}
     for key in _SAVED:
-        value = getattr(args, key)
+        value = None if args is None else getattr(args, key)
         if value is not None:
             out[key] = value
     return out
 
 
 def bench_main(argv: list[str]) -> int:
-    """Entry point of `toolmode bench`; returns the exit status."""
+    """Entry point of `toolmode bench`; returns the exit status (2 for a bench that cannot start as asked)."""
+    args = build_parser().parse_args(argv)
+    try:
+        return _bench(args)
+    except (BenchUsageError, BenchDirError) as exc:
+        print(f"toolmode bench: error: {exc}", file=sys.stderr, flush=True)
+        return 2
+
+
+def _bench(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from toolmode.bench.report import build_report
-
-    args = build_parser().parse_args(argv)
     console = Console()
     if args.report:
-        report = build_report(Path(args.report), console=console, charts=not args.no_charts)
-        _print_paths(console, report)
+        _print_paths(console, _report(Path(args.report), console, charts=not args.no_charts))
         return 0
-    where = Path(args.resume or args.out or f"runs/bench-{datetime.now():%Y%m%d-%H%M%S}")
-    settings = _settings(args, read_settings(where) if (args.resume or args.out) else {})
+    where, saved = saved_settings(args.resume, args.out)
+    settings = _settings(args, saved)
+    if where is not None and saved:
+        check_conflicts(where, _settings(None, saved), vars(args), mix=args.mix_settings)
+    from_file = {k for k in _SAVED if getattr(args, k) is None and k in saved}
+    check_settings(settings, args.jobs, from_file=from_file, saved_in=where)
     try:
         tasks = resolve_tasks(settings["tasks"], settings["only"])
-        specs = parse_modes(settings["modes"])
     except (ValueError, OSError) as exc:
-        console.print(f"[red]error:[/] {exc}")
-        return 2
+        raise BenchUsageError(str(exc)) from None
+    try:
+        specs = parse_modes(settings["modes"])
+    except ValueError as exc:
+        raise BenchUsageError(f"--modes: {exc}") from None
+    if settings["scripted"]:
+        from toolmode.bench.players import PLAYERS
+
+        check_scripted_players(tasks, PLAYERS)
     if args.list:
         for t in tasks:
-            console.print(f"[bold]{t.name}[/] ({t.kind}): {t.prompt[:100]}")
+            console.print(f"[bold]{t.name}[/] ({t.kind}): {t.prompt[:100]}", markup=True, highlight=False)
         return 0
     config = BenchConfig(
         model=settings["model"], base_url=settings["base_url"], api_key_env=settings["api_key_env"],
@@ -116,25 +151,38 @@ def bench_main(argv: list[str]) -> int:
         failing=bool(settings["failing"]),
     )  # fmt: skip
     if not config.scripted and (problem := _preflight(config)):
-        console.print(f"[red]error:[/] {problem}")
-        return 2
-    where.mkdir(parents=True, exist_ok=True)
+        raise BenchUsageError(problem)
+    where = where or Path(f"runs/bench-{datetime.now():%Y%m%d-%H%M%S}")
+    read_results(where)  # a corrupt results file stops the bench here, before anything is written
     settings["tasks_run"] = [t.name for t in tasks]
-    settings.setdefault("started", datetime.now().isoformat(timespec="seconds"))
-    write_settings(where, {**settings, "tasks": settings["tasks"], "task_order": settings["tasks_run"],
-                           "mode_order": [s.label for s in specs]})  # fmt: skip
+    settings.setdefault("started", saved.get("started") or datetime.now().isoformat(timespec="seconds"))
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+        write_settings(where, {**settings, "tasks": settings["tasks"], "task_order": settings["tasks_run"],
+                               "mode_order": [s.label for s in specs]})  # fmt: skip
+    except OSError as exc:
+        raise BenchUsageError(f"cannot write the bench directory {where}: {exc.strerror or exc}") from None
     if config.scripted:
         console.print(f"[bold red]SCRIPTED run: {SCRIPTED_NOTE}.[/]")
     console.print(
         f"bench directory: {where}  ({len(tasks)} tasks × {len(specs)} modes × {settings['runs']} runs)"
     )
+    from toolmode.bench.earlystop import BenchStopped
     from toolmode.bench.runner import BenchAbandoned, run_bench
 
-    resume = f"Finished episodes are saved in {where / 'results.jsonl'}; resume with: toolmode bench --resume {where}"
+    resume = f"Finished episodes are saved in {where / RESULTS}; resume with: toolmode bench --resume {where}"
     try:
         run_bench(tasks, specs, int(settings["runs"]), where, config, jobs=args.jobs,
                   base_seed=int(settings["seed"]), retry_errors=args.retry_errors,
                   progress=not args.no_progress)  # fmt: skip
+    except BenchStopped as exc:
+        print(
+            f"toolmode bench: stopped early: {exc.reason}. Fix the endpoint, key or model and resume with: "
+            f"toolmode bench --resume {where} (episodes that failed this way run again)",
+            file=sys.stderr,
+            flush=True,
+        )
+        return 1
     except BenchAbandoned as exc:
         console.print(f"[yellow]abandoned {exc.running} running episode(s)[/]: not recorded, they run again "
                       f"on resume. {resume}", soft_wrap=True)  # fmt: skip
@@ -142,9 +190,25 @@ def bench_main(argv: list[str]) -> int:
     except KeyboardInterrupt:
         console.print(f"[yellow]interrupted.[/] {resume}", soft_wrap=True)
         return 130
-    report = build_report(where, console=console, charts=not args.no_charts)
-    _print_paths(console, report)
+    _print_paths(console, _report(where, console, charts=not args.no_charts))
     return 0
+
+
+def _report(where: Path, console: Any, *, charts: bool) -> Any:
+    """Build the report of `where`, or say in one line why there is none."""
+    from toolmode.bench.report import build_report
+
+    state = bench_dir_state(where)
+    if state in ("missing", "file"):
+        raise BenchUsageError(f"{where} is not a bench directory ({'no such folder' if state == 'missing' else 'a file'})")
+    if not read_results(where):
+        raise BenchUsageError(
+            f"{where} has no results yet ({where / RESULTS} is missing or empty): nothing to report"
+        )
+    try:
+        return build_report(where, console=console, charts=charts)
+    except OSError as exc:
+        raise BenchUsageError(f"cannot write the report into {where}: {exc.strerror or exc}") from None
 
 
 def _preflight(config: BenchConfig) -> str | None:

@@ -9,7 +9,7 @@ from typing import Any
 
 from toolmode.bench.charts import all_charts
 from toolmode.bench.html_report import render_html
-from toolmode.bench.results import read_results, read_settings
+from toolmode.bench.results import BenchDirError, read_results, read_settings
 from toolmode.bench.stats import is_scripted, summarize
 from toolmode.bench.table import render_table, write_csv
 
@@ -42,7 +42,7 @@ def build_report(bench_dir: Path, *, console: Any = None, charts: bool = True) -
     bench_dir = Path(bench_dir)
     records = read_results(bench_dir)
     if not records:
-        raise FileNotFoundError(f"no results in {bench_dir} (expected {bench_dir / 'results.jsonl'})")
+        raise BenchDirError(f"no results in {bench_dir} (expected {bench_dir / 'results.jsonl'})")
     settings = read_settings(bench_dir)
     scripted = is_scripted(records)
     model = model_label(records, settings)

@@ -1,4 +1,8 @@
-"""The bench directory's files: `bench.json` (settings), `results.jsonl` (one line per finished episode)."""
+"""The bench directory's files: `bench.json` (settings), `results.jsonl` (one line per finished episode).
+
+This module also decides what a resumed bench still has to run (`finished_keys`), so every executor
+resumes the same way.
+"""
 
 from __future__ import annotations
 
@@ -11,9 +15,33 @@ RESULTS = "results.jsonl"
 SETTINGS = "bench.json"
 
 
+class BenchDirError(ValueError):
+    """A bench directory or one of its files cannot be used; the message is one line, fit for a user."""
+
+
 def episode_key(record: dict[str, Any]) -> tuple[str, str, int]:
     """(task, mode, run): what identifies an episode across an interrupted and a resumed bench."""
     return (str(record["task"]), str(record["mode"]), int(record["run"]))
+
+
+def errored(record: dict[str, Any]) -> bool:
+    """True if an episode ended in an error (harness, model or loop), whatever its step count."""
+    return bool(record.get("error")) or record.get("stopped") == "error"
+
+
+def finished_keys(records: list[dict[str, Any]], *, retry_errors: bool = False) -> set[tuple[str, str, int]]:
+    """The episodes a resumed bench skips: every recorded one, except those that measured nothing.
+
+    An episode whose endpoint failed (unreachable, key refused, unknown model: see
+    `earlystop.endpoint_failure`) always runs again; with `retry_errors`, so does every errored one.
+    """
+    from toolmode.bench.earlystop import endpoint_failure
+
+    return {
+        episode_key(r)
+        for r in records
+        if endpoint_failure(r) is None and not (retry_errors and errored(r))
+    }
 
 
 class ResultsFile:
@@ -22,33 +50,84 @@ class ResultsFile:
     def __init__(self, bench_dir: Path) -> None:
         self.path = Path(bench_dir) / RESULTS
         self._lock = threading.Lock()
+        self._checked_tail = False
 
     def append(self, record: dict[str, Any]) -> None:
         """Write one episode's record (thread-safe)."""
         line = json.dumps(record, ensure_ascii=False)
-        with self._lock, self.path.open("a", encoding="utf-8") as out:
-            out.write(line + "\n")
-            out.flush()
+        with self._lock:
+            if not self._checked_tail:
+                drop_torn_tail(self.path)
+                self._checked_tail = True
+            with self.path.open("a", encoding="utf-8") as out:
+                out.write(line + "\n")
+                out.flush()
 
     def read(self) -> list[dict[str, Any]]:
         """All records; a later record for the same episode replaces an earlier one; a torn last line is skipped."""
         return read_results(self.path.parent)
 
 
+def drop_torn_tail(path: Path) -> None:
+    """Cut a last line that a crash left without its newline, so the next record starts on a line of its own."""
+    try:
+        with path.open("rb+") as f:
+            size = f.seek(0, 2)
+            if size == 0:
+                return
+            f.seek(size - 1)
+            if f.read(1) == b"\n":
+                return
+            f.seek(0)
+            data = f.read()
+            start = data.rfind(b"\n") + 1
+            if _record_or_none(data[start:].decode("utf-8", "replace")) is not None:
+                f.write(b"\n")  # a whole record whose newline was lost: keep it
+            else:
+                f.truncate(start)
+    except FileNotFoundError:
+        return
+
+
 def read_results(bench_dir: Path) -> list[dict[str, Any]]:
-    """The records of a bench directory, last one per episode, in file order."""
+    """The records of a bench directory, last one per episode, in file order.
+
+    A last line without its newline (a crash while writing) is skipped; any other line that is not an
+    episode record raises BenchDirError naming the file and line.
+    """
     path = Path(bench_dir) / RESULTS
-    if not path.is_file():
+    if not path.exists():
         return []
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BenchDirError(f"cannot read {path}: {_why(exc)}") from None
+    lines = text.split("\n")
+    torn = lines.pop()  # "" when the file ends with a newline
     latest: dict[tuple[str, str, int], dict[str, Any]] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue  # a line cut by a crash while writing
-        if isinstance(record, dict) and {"task", "mode", "run"} <= record.keys():
-            latest[episode_key(record)] = record
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        record = _record_or_none(line)
+        if record is None:
+            raise BenchDirError(
+                f"{path} line {number} is not an episode record ({line[:60]!r}); remove or fix that line"
+            )
+        latest[episode_key(record)] = record
+    record = _record_or_none(torn)  # an unfinished last line is skipped: the episode runs again on resume
+    if record is not None:
+        latest[episode_key(record)] = record
     return list(latest.values())
+
+
+def _record_or_none(line: str) -> dict[str, Any] | None:
+    """The episode record on `line`, or None if it is not one."""
+    try:
+        record = json.loads(line)
+        episode_key(record)
+    except (json.JSONDecodeError, TypeError, KeyError, ValueError):
+        return None
+    return record if isinstance(record, dict) else None
 
 
 def write_settings(bench_dir: Path, settings: dict[str, Any]) -> None:
@@ -57,6 +136,21 @@ def write_settings(bench_dir: Path, settings: dict[str, Any]) -> None:
 
 
 def read_settings(bench_dir: Path) -> dict[str, Any]:
-    """The saved settings, or {} if there are none."""
+    """The saved settings, or {} if there are none; BenchDirError if the file is unreadable or not a JSON object."""
     path = Path(bench_dir) / SETTINGS
-    return json.loads(path.read_text()) if path.is_file() else {}
+    if not path.exists():
+        return {}
+    try:
+        settings = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise BenchDirError(f"cannot read {path}: {_why(exc)}") from None
+    if not isinstance(settings, dict):
+        raise BenchDirError(f"{path} is not a toolmode bench settings file (expected a JSON object)")
+    return settings
+
+
+def _why(exc: BaseException) -> str:
+    """An OS or decoding error in words, without the exception class."""
+    if isinstance(exc, OSError):
+        return exc.strerror or str(exc)
+    return str(exc)

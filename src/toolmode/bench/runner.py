@@ -18,9 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from toolmode.bench.earlystop import STOP_AFTER, BenchStopped, EarlyStop
 from toolmode.bench.episode import BenchConfig, run_episode
 from toolmode.bench.modespec import ModeSpec
-from toolmode.bench.results import ResultsFile, episode_key
+from toolmode.bench.results import ResultsFile, finished_keys
+from toolmode.bench.results import errored as errored  # re-exported: callers used to import it from here
 from toolmode.bench.task import Task
 
 ABANDON_CLOSE_SECONDS = 2.0  # how long a second Ctrl-C waits for abandoned agents to close, at most
@@ -54,11 +56,6 @@ def plan(tasks: list[Task], specs: list[ModeSpec], runs: int, base_seed: int = 0
     ]
 
 
-def errored(record: dict[str, Any]) -> bool:
-    """True if an episode ended in an error (harness, model or loop), whatever its step count."""
-    return bool(record.get("error")) or record.get("stopped") == "error"
-
-
 def run_bench(
     tasks: list[Task],
     specs: list[ModeSpec],
@@ -71,21 +68,24 @@ def run_bench(
     retry_errors: bool = False,
     progress: bool = True,
     on_record: Callable[[dict[str, Any]], None] | None = None,
+    stop_after: int = STOP_AFTER,
 ) -> list[dict[str, Any]]:
     """Run every episode not yet in `bench_dir/results.jsonl`; return the records written by this call.
 
     `retry_errors` also reruns the episodes whose record has an error. Episodes run on daemon threads
     (at most `jobs` at a time) and are recorded by their own thread as they finish, so a Ctrl-C in the
     main thread cannot lose a finished one; `on_record` is called there too, under the results lock.
+    When `stop_after` episodes in a row fail the same way because of the endpoint (see `earlystop`), no
+    more episodes start, the running ones are abandoned and BenchStopped is raised (0 turns this off).
     """
     bench_dir.mkdir(parents=True, exist_ok=True)
     results = ResultsFile(bench_dir)
-    done = {episode_key(r) for r in results.read() if not (retry_errors and errored(r))}
+    done = finished_keys(results.read(), retry_errors=retry_errors)
     todo = [e for e in plan(tasks, specs, runs, base_seed) if (e.task.name, e.spec.label, e.run) not in done]
     if not todo:
         return []
     with _Progress(len(todo), len(done), enabled=progress) as bar:
-        pool = _Pool(bench_dir, config, results, on_record, max(1, jobs))
+        pool = _Pool(bench_dir, config, results, on_record, max(1, jobs), EarlyStop(stop_after))
         pool.run(todo, bar)
     return pool.written
 
@@ -100,10 +100,12 @@ class _Pool:
         results: ResultsFile,
         on_record: Callable[[dict[str, Any]], None] | None,
         jobs: int,
+        watch: EarlyStop | None = None,
     ) -> None:
         self.bench_dir, self.config, self.results, self.on_record, self.jobs = (
             bench_dir, config, results, on_record, jobs
         )  # fmt: skip
+        self.watch = watch or EarlyStop(0)
         self.written: list[dict[str, Any]] = []
         self.lock = threading.Lock()
         self.abandoned = False
@@ -132,6 +134,7 @@ class _Pool:
                     self.written.append(record)
                     if self.on_record is not None:
                         self.on_record(record)
+                    self.watch.observe(record)
             self.finished.put(record)
 
     def running(self) -> int:
@@ -166,6 +169,8 @@ class _Pool:
                     record = self.finished.get(timeout=0.2)
                     if record is not None:
                         bar.advance(record)
+                if self.watch.reason is not None:
+                    self._stop_early(self.watch.reason)
                 if stopping and not self.running() and self.finished.empty():
                     break
             except KeyboardInterrupt:
@@ -181,6 +186,13 @@ class _Pool:
                 )
         if bar.interrupted:
             raise KeyboardInterrupt
+
+    def _stop_early(self, reason: str) -> None:
+        """Abandon the running episodes (they hit the same endpoint) and raise BenchStopped."""
+        try:
+            self._abandon(self.running())
+        except BenchAbandoned as exc:
+            raise BenchStopped(reason, exc.running) from None
 
     def _abandon(self, running: int) -> None:
         """Stop recording, close the running episodes' agents (bounded wait), raise BenchAbandoned."""
