@@ -115,7 +115,7 @@ def test_bar_charts_read_well(tasks: int, chart: str, ragged: bool) -> None:
             assert labels == []  # every bar has the n the subtitle states
             return
         assert labels, "a bench with missing runs must write the odd n on its bars"
-        assert "other n written on the bar" in ax.get_legend().get_title().get_text()
+        assert "unless written on it" in ax.get_legend().get_title().get_text()
         width = min(b.width for b in bars)
         label_boxes = [_box(t, renderer) for t in labels]
         for i, (text, box) in enumerate(zip(labels, label_boxes, strict=True)):

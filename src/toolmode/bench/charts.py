@@ -48,7 +48,7 @@ def _n_summary(cells: list[Cell]) -> tuple[int | None, int | None, str]:
     pooled = pooled_n.most_common(1)[0][0] if pooled_n else None
     parts = []
     if usual is not None:
-        mixed = " (other n written on the bar)" if len(task_n) > 1 else ""
+        mixed = " unless written on it" if len(task_n) > 1 else ""
         parts.append(f"n = {usual} run{'s' if usual != 1 else ''} per bar{mixed}")
     if pooled is not None:
         parts.append(f"pooled bars: n = {pooled}")
@@ -73,7 +73,9 @@ def grouped_bars_figure(
     subtitle = f"mean ± sd{' (cut at 0 and 100 %)' if percent else ''}; {n_text}"
     width = 0.8 / max(len(modes), 1)
     fig_w = min(16.0, max(7.0, 0.3 * len(tasks) * max(1, len(modes)) + 3))
+    subtitle = textwrap.fill(subtitle, max(40, int(fig_w * 11)))
     fig, ax = plt.subplots(figsize=(fig_w, 5.6), layout="constrained")
+    small = 8.0 if fig_w <= 10 else 9.5  # a wide chart is shown scaled down in report.html
     scale = 100 if percent else 1
     top = 0.0
     labels: list[tuple[float, float, int]] = []  # (x, y above the error bar, n) of bars whose n is unusual
@@ -107,16 +109,17 @@ def grouped_bars_figure(
     ]  # fmt: skip
     ax.set_xticks(range(len(tasks)))
     rotate = len(tasks) > 4
-    ax.set_xticklabels(tasks, rotation=30 if rotate else 0, ha="right" if rotate else "center", fontsize=8)
+    ax.set_xticklabels(tasks, rotation=30 if rotate else 0, ha="right" if rotate else "center", fontsize=small)
     ax.set_xlim(-0.5, len(tasks) - 0.5)
     ax.set_ylabel(ylabel)
     if percent:
         ax.set_yticks(range(0, 101, 20))
     if ax.containers:  # above the plotting area, under the title; the subtitle is the legend's title
-        ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), fontsize=8, ncols=min(len(modes), 6),
-                  frameon=False, title=subtitle, title_fontsize=9)  # fmt: skip
+        ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), fontsize=small, ncols=min(len(modes), 6),
+                  frameon=False, title=subtitle, title_fontsize=small + 1)  # fmt: skip
     else:
         ax.set_title(subtitle, fontsize=9)
+        ax.set_yticks([])
         ax.text(0.5, 0.5, "not measured (no price known for this model)", transform=ax.transAxes, ha="center")
     ax.grid(axis="y", alpha=0.3)
     _titles(fig, title, scripted, fig_w)
@@ -187,10 +190,10 @@ def prompt_growth_figure(cells: list[Cell], *, scripted: bool) -> Any:
         n_text = (
             f"n={min(ns)}" if ns and min(ns) == max(ns) else f"n={min(ns, default=0)}–{max(ns, default=0)}"
         )
-        ax.set_title(f"{task} ({n_text}/mode)", fontsize=9)
-        ax.set_xlabel("request", fontsize=8)
-        ax.set_ylabel("prompt tokens", fontsize=8)
-        ax.tick_params(labelsize=7)
+        ax.set_title(f"{task} ({n_text}/mode)", fontsize=10)
+        ax.set_xlabel("request", fontsize=9)
+        ax.set_ylabel("prompt tokens", fontsize=9)
+        ax.tick_params(labelsize=8)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.grid(alpha=0.3)
     for ax in list(axes.flat)[len(tasks) :]:
@@ -202,8 +205,8 @@ def prompt_growth_figure(cells: list[Cell], *, scripted: bool) -> Any:
                 handles.append(h)
                 labels.append(lab)
     if handles:
-        strip.legend(handles, labels, loc="center", fontsize=8, ncols=min(len(labels), 6), frameon=False,
-                     title="mean ± sd over the runs that reached each request", title_fontsize=9)  # fmt: skip
+        strip.legend(handles, labels, loc="center", fontsize=9, ncols=min(len(labels), 6), frameon=False,
+                     title="mean ± sd over the runs that reached each request", title_fontsize=10)  # fmt: skip
     _titles(fig, "Prompt size per request", scripted, fig_w)
     return fig
 

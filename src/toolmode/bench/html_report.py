@@ -16,6 +16,7 @@ table{border-collapse:collapse;font-size:13px;margin:1em 0}
 th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}
 th{background:#f3f3f3} td:first-child,td:nth-child(2){text-align:left}
 tr.all td{font-weight:bold;background:#fafafa}
+.scroll{overflow-x:auto} table.summary td{white-space:nowrap}
 .banner{background:#b00020;color:#fff;padding:12px 16px;font-size:18px;font-weight:bold;border-radius:4px}
 img{max-width:100%;border:1px solid #ddd;margin:8px 0}
 code{background:#f3f3f3;padding:1px 4px}
@@ -65,7 +66,7 @@ def render_html(
         cols += [fmt(c.measures[k], k) for k, _ in MEASURES]
         rows.append(f"<tr{cls}>" + "".join(f"<td>{x}</td>" for x in cols) + "</tr>")
     parts.append("<h2>Per task and mode (mean ± sd over n runs)</h2>")
-    parts.append(f"<table><tr>{head}</tr>{''.join(rows)}</table>")
+    parts.append(f"<div class='scroll'><table class='summary'><tr>{head}</tr>{''.join(rows)}</table></div>")
     if any(c.task == ALL_TASKS for c in cells):
         parts.append(f"<p class='note'>{esc(POOLED_NOTE)}.</p>")
     for name, path in charts.items():
