@@ -96,10 +96,10 @@ def read_results(bench_dir: Path) -> list[dict[str, Any]]:
     episode record raises BenchDirError naming the file and line.
     """
     path = Path(bench_dir) / RESULTS
-    if not path.exists():
-        return []
     try:
         text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
     except (OSError, UnicodeDecodeError) as exc:
         raise BenchDirError(f"cannot read {path}: {_why(exc)}") from None
     lines = text.split("\n")
@@ -138,10 +138,10 @@ def write_settings(bench_dir: Path, settings: dict[str, Any]) -> None:
 def read_settings(bench_dir: Path) -> dict[str, Any]:
     """The saved settings, or {} if there are none; BenchDirError if the file is unreadable or not a JSON object."""
     path = Path(bench_dir) / SETTINGS
-    if not path.exists():
-        return {}
     try:
         settings = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise BenchDirError(f"cannot read {path}: {_why(exc)}") from None
     if not isinstance(settings, dict):
