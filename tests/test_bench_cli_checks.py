@@ -228,3 +228,13 @@ def test_an_unwritable_out_folder_is_one_line(
     place: Path, bench: Callable[..., subprocess.CompletedProcess[str]]
 ) -> None:
     _one_line(bench("--scripted", "--tasks", "log_stats", "--out", "a-file/inside", cwd=place), "a-file/inside")
+
+
+def test_list_prints_a_user_prompt_with_brackets_as_it_is(
+    place: Path, bench: Callable[..., subprocess.CompletedProcess[str]]
+) -> None:
+    (place / "brackets.py").write_text(MY_TASK.replace('prompt="say hi"', 'prompt="say [bold]hi[/x] [/]"'))
+    proc = bench("--tasks", "brackets.py", "--list", cwd=place)
+    assert proc.returncode == 0, proc.stderr
+    assert "say [bold]hi[/x] [/]" in proc.stdout
+    (place / "brackets.py").unlink()

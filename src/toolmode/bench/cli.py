@@ -117,6 +117,7 @@ def bench_main(argv: list[str]) -> int:
 
 def _bench(args: argparse.Namespace) -> int:
     from rich.console import Console
+    from rich.markup import escape
 
     console = Console()
     if args.report:
@@ -142,7 +143,7 @@ def _bench(args: argparse.Namespace) -> int:
         check_scripted_players(tasks, PLAYERS)
     if args.list:
         for t in tasks:
-            console.print(f"[bold]{t.name}[/] ({t.kind}): {t.prompt[:100]}", markup=True, highlight=False)
+            console.print(f"[bold]{escape(t.name)}[/] ({escape(t.kind)}): {escape(t.prompt[:100])}", highlight=False)
         return 0
     config = BenchConfig(
         model=settings["model"], base_url=settings["base_url"], api_key_env=settings["api_key_env"],
@@ -165,12 +166,12 @@ def _bench(args: argparse.Namespace) -> int:
     if config.scripted:
         console.print(f"[bold red]SCRIPTED run: {SCRIPTED_NOTE}.[/]")
     console.print(
-        f"bench directory: {where}  ({len(tasks)} tasks × {len(specs)} modes × {settings['runs']} runs)"
+        f"bench directory: {escape(str(where))}  ({len(tasks)} tasks × {len(specs)} modes × {settings['runs']} runs)"
     )
     from toolmode.bench.earlystop import BenchStopped
     from toolmode.bench.runner import BenchAbandoned, run_bench
 
-    resume = f"Finished episodes are saved in {where / RESULTS}; resume with: toolmode bench --resume {where}"
+    resume = escape(f"Finished episodes are saved in {where / RESULTS}; resume with: toolmode bench --resume {where}")
     try:
         run_bench(tasks, specs, int(settings["runs"]), where, config, jobs=args.jobs,
                   base_seed=int(settings["seed"]), retry_errors=args.retry_errors,
@@ -225,6 +226,6 @@ def _preflight(config: BenchConfig) -> str | None:
 
 
 def _print_paths(console: Any, report: Any) -> None:
-    console.print(f"summary: {report.csv}\nreport:  {report.html}")
+    console.print(f"summary: {report.csv}\nreport:  {report.html}", markup=False)
     if report.scripted:
         console.print("[bold red]SCRIPTED: these figures test the harness, not a model.[/]")
