@@ -238,3 +238,19 @@ def test_list_prints_a_user_prompt_with_brackets_as_it_is(
     assert proc.returncode == 0, proc.stderr
     assert "say [bold]hi[/x] [/]" in proc.stdout
     (place / "brackets.py").unlink()
+
+
+def test_a_record_with_values_of_the_wrong_type_is_refused_or_ignored(
+    place: Path, bench: Callable[..., subprocess.CompletedProcess[str]]
+) -> None:
+    folder = place / "odd"
+    folder.mkdir()
+    good = {"task": "t", "mode": "code", "run": 1, "ok": True, "steps": "many", "step_prompt_tokens": "xyz",
+            "prompt_tokens": None, "cost": "free"}  # fmt: skip
+    (folder / "results.jsonl").write_text(json.dumps(good) + "\n")
+    proc = bench("--report", "odd", "--no-charts", cwd=place)
+    assert proc.returncode == 0, proc.stderr  # odd measures are left out, the report stands
+    for bad in ({"task": 5, "mode": "code", "run": 1}, {"task": "t", "mode": "code", "run": True},
+                {"task": "t", "mode": None, "run": 1}, ["t", "code", 1]):  # fmt: skip
+        (folder / "results.jsonl").write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n")
+        _one_line(bench("--report", "odd", cwd=place), "line 2")

@@ -124,10 +124,14 @@ def _record_or_none(line: str) -> dict[str, Any] | None:
     """The episode record on `line`, or None if it is not one."""
     try:
         record = json.loads(line)
-        episode_key(record)
-    except (json.JSONDecodeError, TypeError, KeyError, ValueError):
+    except json.JSONDecodeError:
         return None
-    return record if isinstance(record, dict) else None
+    if not isinstance(record, dict):
+        return None
+    task, mode, run = record.get("task"), record.get("mode"), record.get("run")
+    if not (isinstance(task, str) and isinstance(mode, str) and type(run) is int):
+        return None
+    return record
 
 
 def write_settings(bench_dir: Path, settings: dict[str, Any]) -> None:

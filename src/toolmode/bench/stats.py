@@ -61,6 +61,13 @@ def _value(record: dict[str, Any], key: str) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
+def _curve(value: Any) -> list[float]:
+    """Per-request prompt tokens, or [] if the record's value is not a list of numbers."""
+    if not isinstance(value, list) or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in value):
+        return []
+    return [float(v) for v in value]
+
+
 def cell(task: str, mode: str, records: list[dict[str, Any]]) -> Cell:
     """Aggregate the records of one task and mode. Failed episodes count in every measure they have."""
     success = Stat.of([1.0 if r.get("ok") else 0.0 for r in records])
@@ -68,7 +75,7 @@ def cell(task: str, mode: str, records: list[dict[str, Any]]) -> Cell:
     for key, _ in MEASURES:
         values = [v for r in records if (v := _value(r, key)) is not None]
         measures[key] = Stat.of(values)
-    curves = [r.get("step_prompt_tokens") or [] for r in records]
+    curves = [_curve(r.get("step_prompt_tokens")) for r in records]
     longest = max((len(c) for c in curves), default=0)
     step_prompt = [Stat.of([float(c[i]) for c in curves if len(c) > i]) for i in range(longest)]
     return Cell(task, mode, len(records), success, measures, step_prompt)
