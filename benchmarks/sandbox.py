@@ -1,4 +1,5 @@
-"""Sandbox figures: warm run_code round trip, tool-call RPC round trip, throughput vs plain python3, idle RSS.
+"""Sandbox figures: warm run_code round trip, tool-call RPC round trip, worker cold start, throughput vs plain
+python3, idle RSS.
 
 Run: `python benchmarks/sandbox.py` (Linux with Landlock; prints figures, no assertions).
 
@@ -6,6 +7,10 @@ Without persistence a worker runs one program and is then replaced by a spare st
 "Round trip on a warm worker" is one run() on a worker that is already confined and ready: the benchmark
 waits for the spare (`Sandbox._wait_ready()`) before each timed run. The back-to-back figure (runs with no
 pause between them, so each also waits for its spare to start) is printed too.
+
+"Worker cold start" is the time from asking for a new worker (process start, policy sent) until it has
+confined itself and reported ready, measured alone (no run in flight); the start of a bare
+`python -I -S -B -c pass` is printed beside it as the floor.
 """
 
 from __future__ import annotations
@@ -58,6 +63,32 @@ def _inner(text: str) -> float:
     return float(text.split("inner", 1)[1].split()[0])
 
 
+def _cold_start(sb: Sandbox, n: int) -> list[float]:
+    """Seconds from spawning a worker to its `ready` frame, n times (each worker is discarded after)."""
+    times = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        worker = sb._spawn()
+        msg = worker.chan.recv(deadline=time.monotonic() + 15)
+        times.append(time.perf_counter() - t0)
+        sb._discard(worker)
+        if msg.get("op") != "ready":
+            raise SystemExit(f"worker did not start: {msg}")
+    return times
+
+
+def _bare_start(n: int) -> list[float]:
+    """Seconds to start and end `python -I -S -B -c pass` (the interpreter alone), n times."""
+    from toolmode.sandbox.spawn import interpreter
+
+    times = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        subprocess.run([interpreter(), "-I", "-S", "-B", "-c", "pass"], check=True)
+        times.append(time.perf_counter() - t0)
+    return times
+
+
 def main() -> None:
     """Print the figures."""
     noop = StubSpec("noop", [], "noop() -> None", "Do nothing.")
@@ -88,6 +119,11 @@ def main() -> None:
             med, p95 = map(float, sb.run(RPC_CODE, [noop], lambda n, k: None).output.split())
             print(f"tool call RPC round trip (n=2000, timed inside the program): median {med * 1e3:.3f} ms, "
                   f"p95 {p95 * 1e3:.3f} ms")
+            sb._wait_ready()
+            cold, bare = _cold_start(sb, 40), _bare_start(40)
+            print(f"worker cold start, spawn to ready (n=40): median {statistics.median(cold) * 1e3:.1f} ms, "
+                  f"p95 {_pct(cold, 0.95) * 1e3:.1f} ms; bare `python -I -S -B -c pass`: median "
+                  f"{statistics.median(bare) * 1e3:.1f} ms")
 
             sandboxed, sandboxed_wall, plain, plain_wall = [], [], [], []
             for _ in range(5):

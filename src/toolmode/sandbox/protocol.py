@@ -1,16 +1,20 @@
 """Frames between host and worker: a 4-byte big-endian length, then an ASCII JSON object. Never pickle.
 
-Stdlib only: also loaded by the bare worker interpreter.
+Stdlib only: also loaded by the bare worker interpreter, which imports neither `socket` nor `typing`
+(start-up time): the channel needs only the methods of `_socket.socket`, the base of `socket.socket`.
 """
 
 from __future__ import annotations
 
+import _socket
 import json
-import socket
 import struct
 import time
-from collections.abc import Callable
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 HEADER = struct.Struct(">I")
 
@@ -51,7 +55,7 @@ def decode(body: bytes) -> dict[str, Any]:
 class Channel:
     """Frame I/O on a connected stream socket, with an optional absolute deadline (time.monotonic())."""
 
-    def __init__(self, sock: socket.socket, max_in: int) -> None:
+    def __init__(self, sock: _socket.socket, max_in: int) -> None:
         self.sock = sock
         self.max_in = max_in
         self._buf = bytearray()
@@ -98,7 +102,7 @@ class Channel:
             return True
         try:
             self.sock.settimeout(0)  # with a timeout set, Python would wait for readability first
-            return bool(self.sock.recv(1, socket.MSG_PEEK))  # b"" (EOF) counts as nothing pending
+            return bool(self.sock.recv(1, _socket.MSG_PEEK))  # b"" (EOF) counts as nothing pending
         except OSError:  # BlockingIOError: nothing there
             return False
 

@@ -1,0 +1,90 @@
+"""Start the code worker and the shell launcher from an immutable in-memory copy of their code.
+
+The code of the child programs (worker.py, launcher.py and the modules they use: protocol, caps,
+landlock, seccomp, confine) is read once, when the host imports this module, and kept as compiled code
+objects. A child is `python -I -S -B -c BOOTSTRAP <fd> <size> <version> ...`: the bootstrap reads the
+marshalled code from `fd`, a sealed memfd (no one can change it, not even the host), closes it and
+executes the code as modules. No toolmode file is read at spawn time and no `sys.path` entry of the child
+points at toolmode's package, so replacing worker.py or launcher.py on disk (an editable checkout inside
+a workspace), or planting a module or a `__pycache__` file, cannot change what a later worker or
+launcher runs. The child imports only the standard library.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import importlib.machinery
+import marshal
+import os
+import sys
+import threading
+from pathlib import Path
+from types import CodeType
+
+HERE = Path(__file__).resolve().parent
+_CONFINE = ("caps", "landlock", "seccomp", "confine")  # dependency order: each imports only earlier ones
+PROGRAMS: dict[str, tuple[str, ...]] = {"worker": ("protocol", *_CONFINE), "launcher": _CONFINE}
+
+# Runs in the child as `-c`; sys.argv[1:4] are fd, size, the host's sys.hexversion (marshal is per version).
+BOOTSTRAP = """\
+import marshal, os, sys
+fd, size, version = map(int, sys.argv[1:4])
+del sys.argv[1:4]
+blob = os.pread(fd, size, 0)
+os.close(fd)
+if version != sys.hexversion or len(blob) != size:
+    os.write(2, b"toolmode sandbox: cannot load the child's code (interpreter version or size differs)\\n")
+    os._exit(126)
+*modules, main = marshal.loads(blob)
+for name, code in modules:
+    module = type(sys)(name)
+    sys.modules[name] = module
+    exec(code, module.__dict__)
+del marshal, fd, size, version, blob, modules, name, code, module
+exec(main)
+"""
+
+
+def _compiled(name: str) -> CodeType:
+    loader = importlib.machinery.SourceFileLoader(name, str(HERE / f"{name}.py"))
+    code = loader.get_code(name)
+    if code is None:
+        raise ImportError(f"no code for {name}")
+    return code
+
+
+# Read now, at import: what a later spawn runs is what this process loaded with its own modules.
+_PAYLOADS: dict[str, bytes] = {
+    program: marshal.dumps(tuple((m, _compiled(m)) for m in modules) + (_compiled(program),))
+    for program, modules in PROGRAMS.items()
+}
+_memfds: dict[str, int] = {}
+_lock = threading.Lock()
+
+
+def _sealed_memfd(program: str) -> int:
+    """The memfd holding `program`'s payload, made once per process and sealed against any change."""
+    with _lock:
+        fd = _memfds.get(program)
+        if fd is None:
+            data = _PAYLOADS[program]
+            fd = os.memfd_create(f"toolmode-{program}", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+                fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_WRITE | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW
+                            | fcntl.F_SEAL_SEAL)
+            except BaseException:
+                os.close(fd)
+                raise
+            _memfds[program] = fd
+        return fd
+
+
+def command(interpreter: str, program: str) -> tuple[list[str], int]:
+    """The argv that starts `program` ("worker" or "launcher") from its in-memory code (its own
+    arguments follow), and the descriptor to hand down (`pass_fds`; the child closes it at once)."""
+    fd = _sealed_memfd(program)
+    argv = [interpreter, "-I", "-S", "-B", "-c", BOOTSTRAP, str(fd), str(len(_PAYLOADS[program])), str(sys.hexversion)]
+    return argv, fd
