@@ -213,3 +213,16 @@ def test_python_m_imports_nothing_planted_in_the_current_directory(tmp_path: Pat
                              timeout=60)
         assert out.returncode == 0, out.stderr
         assert sorted(p.name for p in tmp_path.glob("MARK-*")) == []
+
+
+@needs_landlock
+def test_code_copy_is_sealed_and_made_again_when_closed(tmp_path: Path) -> None:
+    from toolmode.sandbox import boot
+
+    fd = boot._sealed_memfd("worker")
+    for change in (lambda: os.write(fd, b"x"), lambda: os.ftruncate(fd, 0), lambda: os.pwrite(fd, b"x", 0)):
+        with pytest.raises(PermissionError):
+            change()
+    os.close(fd)  # as a daemon closing every descriptor would
+    with Sandbox(tmp_path, LIMITS) as sb:
+        assert _run(sb, "print(6 * 7)") == "42"

@@ -58,27 +58,39 @@ _PAYLOADS: dict[str, bytes] = {
     program: marshal.dumps(tuple((m, _compiled(m)) for m in modules) + (_compiled(program),))
     for program, modules in PROGRAMS.items()
 }
-_memfds: dict[str, int] = {}
+_SEALS = fcntl.F_SEAL_WRITE | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL
+_memfds: dict[str, tuple[int, tuple[int, int]]] = {}  # program -> (fd, its (st_dev, st_ino))
 _lock = threading.Lock()
 
 
+def _identity(fd: int) -> tuple[int, int] | None:
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
 def _sealed_memfd(program: str) -> int:
-    """The memfd holding `program`'s payload, made once per process and sealed against any change."""
+    """The memfd holding `program`'s payload, made once per process and sealed against any change (made
+    again if its descriptor was closed behind our back, e.g. by a daemon closing all descriptors)."""
     with _lock:
-        fd = _memfds.get(program)
-        if fd is None:
-            data = _PAYLOADS[program]
-            fd = os.memfd_create(f"toolmode-{program}", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view):]
-                fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_WRITE | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW
-                            | fcntl.F_SEAL_SEAL)
-            except BaseException:
-                os.close(fd)
-                raise
-            _memfds[program] = fd
+        known = _memfds.get(program)
+        if known is not None and _identity(known[0]) == known[1]:
+            return known[0]
+        data = _PAYLOADS[program]
+        fd = os.memfd_create(f"toolmode-{program}", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            fcntl.fcntl(fd, fcntl.F_ADD_SEALS, _SEALS)
+            identity = _identity(fd)
+            assert identity is not None
+        except BaseException:
+            os.close(fd)
+            raise
+        _memfds[program] = (fd, identity)
         return fd
 
 

@@ -6,8 +6,8 @@ answers `ready`, then serves `run` frames: executes the program with stdout/stde
 stubs that call back to the host over the same socket, and answers `done`. Nothing here is trusted by the
 host: the program can reach every object in this process; containment is the OS policy.
 
-Start-up time matters (a fresh worker per run): no `typing` or `traceback` (`socket` stays: the channel
-is a `socket.socket`, as the adversarial corpus expects); `caps`, `confine` and `protocol` are already in
+Start-up time matters (a fresh worker per run): no `typing`, `traceback`, `threading` or `signal` (`socket`
+stays: the channel is a `socket.socket`, as the adversarial corpus expects); `caps`, `confine` and `protocol` are already in
 sys.modules, put there by the bootstrap.
 """
 
@@ -20,7 +20,6 @@ import os
 import resource
 import socket
 import sys
-import threading
 
 import caps
 import confine
@@ -87,7 +86,7 @@ class Rpc:
 
     def __init__(self, chan: protocol.Channel) -> None:
         self.chan = chan
-        self.lock = threading.Lock()
+        self.lock = _thread.allocate_lock()  # not threading: its import is start-up time
         self.next_id = 0
         self.run_id: str | None = None
 
