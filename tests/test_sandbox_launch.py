@@ -219,7 +219,7 @@ def test_python_m_imports_nothing_planted_in_the_current_directory(tmp_path: Pat
 def test_code_copy_is_sealed_and_made_again_when_closed(tmp_path: Path) -> None:
     from toolmode.sandbox import boot
 
-    fd = boot._sealed_memfd("worker")
+    fd, _ = boot._sealed_memfd("worker")
     for change in (lambda: os.write(fd, b"x"), lambda: os.ftruncate(fd, 0), lambda: os.pwrite(fd, b"x", 0)):
         with pytest.raises(PermissionError):
             change()

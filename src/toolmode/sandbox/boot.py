@@ -1,8 +1,8 @@
 """Start the code worker and the shell launcher from an immutable in-memory copy of their code.
 
-The code of the child programs (worker.py, launcher.py and the modules they use: protocol, caps,
-landlock, seccomp, confine) is read once, when the host imports this module, and kept as compiled code
-objects. A child is `python -I -S -B -c BOOTSTRAP <fd> <size> <version> ...`: the bootstrap reads the
+The sources of the child programs (worker.py, launcher.py and the modules they use: protocol, caps,
+landlock, seccomp, confine) are read once, when the host imports this module, and compiled in memory on
+first use (no bytecode cache is read). A child is `python -I -S -B -c BOOTSTRAP <fd> <size> <version> ...`: the bootstrap reads the
 marshalled code from `fd`, a sealed memfd (no one can change it, not even the host), closes it and
 executes the code as modules. No toolmode file is read at spawn time and no `sys.path` entry of the child
 points at toolmode's package, so replacing worker.py or launcher.py on disk (an editable checkout inside
@@ -13,7 +13,6 @@ launcher runs. The child imports only the standard library.
 from __future__ import annotations
 
 import fcntl
-import importlib.machinery
 import marshal
 import os
 import sys
@@ -45,19 +44,23 @@ exec(main)
 """
 
 
-def _compiled(name: str) -> CodeType:
-    loader = importlib.machinery.SourceFileLoader(name, str(HERE / f"{name}.py"))
-    code = loader.get_code(name)
-    if code is None:
-        raise ImportError(f"no code for {name}")
-    return code
+# Read now, at import: what a later spawn runs is what was on disk when this process loaded its own modules.
+# Compiled here, on first use (no bytecode cache is trusted: a planted .pyc changes nothing either).
+_SOURCES: dict[str, bytes] = {name: (HERE / f"{name}.py").read_bytes()
+                              for name in {*PROGRAMS, *(m for ms in PROGRAMS.values() for m in ms)}}
+_payloads: dict[str, bytes] = {}
 
 
-# Read now, at import: what a later spawn runs is what this process loaded with its own modules.
-_PAYLOADS: dict[str, bytes] = {
-    program: marshal.dumps(tuple((m, _compiled(m)) for m in modules) + (_compiled(program),))
-    for program, modules in PROGRAMS.items()
-}
+def _payload(program: str) -> bytes:
+    """The marshalled (name, code) pairs of `program`'s modules, then its own code (call under _lock)."""
+    if program not in _payloads:
+        def code(name: str) -> CodeType:
+            return compile(_SOURCES[name], str(HERE / f"{name}.py"), "exec", dont_inherit=True)
+
+        _payloads[program] = marshal.dumps(tuple((m, code(m)) for m in PROGRAMS[program]) + (code(program),))
+    return _payloads[program]
+
+
 _SEALS = fcntl.F_SEAL_WRITE | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL
 _memfds: dict[str, tuple[int, tuple[int, int]]] = {}  # program -> (fd, its (st_dev, st_ino))
 _lock = threading.Lock()
@@ -71,14 +74,14 @@ def _identity(fd: int) -> tuple[int, int] | None:
     return st.st_dev, st.st_ino
 
 
-def _sealed_memfd(program: str) -> int:
-    """The memfd holding `program`'s payload, made once per process and sealed against any change (made
-    again if its descriptor was closed behind our back, e.g. by a daemon closing all descriptors)."""
+def _sealed_memfd(program: str) -> tuple[int, int]:
+    """The memfd holding `program`'s payload, and the payload's size. Made once per process and sealed
+    against any change; made again if its descriptor was closed behind our back (a daemon closing all)."""
     with _lock:
         known = _memfds.get(program)
         if known is not None and _identity(known[0]) == known[1]:
-            return known[0]
-        data = _PAYLOADS[program]
+            return known[0], len(_payloads[program])
+        data = _payload(program)
         fd = os.memfd_create(f"toolmode-{program}", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
         try:
             view = memoryview(data)
@@ -91,12 +94,12 @@ def _sealed_memfd(program: str) -> int:
             os.close(fd)
             raise
         _memfds[program] = (fd, identity)
-        return fd
+        return fd, len(data)
 
 
 def command(interpreter: str, program: str) -> tuple[list[str], int]:
     """The argv that starts `program` ("worker" or "launcher") from its in-memory code (its own
     arguments follow), and the descriptor to hand down (`pass_fds`; the child closes it at once)."""
-    fd = _sealed_memfd(program)
-    argv = [interpreter, "-I", "-S", "-B", "-c", BOOTSTRAP, str(fd), str(len(_PAYLOADS[program])), str(sys.hexversion)]
+    fd, size = _sealed_memfd(program)
+    argv = [interpreter, "-I", "-S", "-B", "-c", BOOTSTRAP, str(fd), str(size), str(sys.hexversion)]
     return argv, fd
