@@ -6,9 +6,9 @@ answers `ready`, then serves `run` frames: executes the program with stdout/stde
 stubs that call back to the host over the same socket, and answers `done`. Nothing here is trusted by the
 host: the program can reach every object in this process; containment is the OS policy.
 
-Start-up time matters (a fresh worker per run): no `typing`, `traceback`, `threading` or `signal` (`socket`
-stays: the channel is a `socket.socket`, as the adversarial corpus expects); `caps`, `confine` and `protocol` are already in
-sys.modules, put there by the bootstrap.
+Start-up time matters (a fresh worker per run): no `typing`, `traceback`, `threading`, `signal`, `json` or
+`re` is imported (`socket` stays: the channel is a `socket.socket`, as the adversarial corpus expects);
+`caps`, `confine` and `protocol` are already in sys.modules, put there by the bootstrap.
 """
 
 from __future__ import annotations
