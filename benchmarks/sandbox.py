@@ -1,4 +1,5 @@
-"""Sandbox figures: warm run_code round trip, tool-call RPC round trip, throughput vs plain python3, idle RSS.
+"""Sandbox figures: warm run_code round trip, tool-call RPC round trip, worker cold start, throughput vs plain
+python3, idle RSS.
 
 Run: `python benchmarks/sandbox.py` (Linux with Landlock; prints figures, no assertions).
 
@@ -6,10 +7,16 @@ Without persistence a worker runs one program and is then replaced by a spare st
 "Round trip on a warm worker" is one run() on a worker that is already confined and ready: the benchmark
 waits for the spare (`Sandbox._wait_ready()`) before each timed run. The back-to-back figure (runs with no
 pause between them, so each also waits for its spare to start) is printed too.
+
+"Worker cold start" is the time from asking for a new worker (process start, policy sent) until it has
+confined itself and reported ready, measured alone (no run in flight); the start of a bare
+`python -I -S -B -c pass` is printed beside it as the floor. On a busy machine the wall times mostly
+measure waiting for a CPU; the CPU time the worker used until ready does not.
 """
 
 from __future__ import annotations
 
+import resource
 import statistics
 import subprocess
 import sys
@@ -58,6 +65,41 @@ def _inner(text: str) -> float:
     return float(text.split("inner", 1)[1].split()[0])
 
 
+def _cold_start(sb: Sandbox, n: int) -> tuple[list[float], list[float]]:
+    """Seconds from spawning a worker to its `ready` frame, and the CPU seconds (user + system) the worker
+    used until then, n times. The worker is killed right after `ready` and reaped before the next one, so
+    getrusage(RUSAGE_CHILDREN) grows by its CPU time alone: a figure the load of the machine barely moves."""
+    wall, cpu = [], []
+    for _ in range(n):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.perf_counter()
+        worker = sb._spawn()
+        msg = worker.chan.recv(deadline=time.monotonic() + 15)
+        wall.append(time.perf_counter() - t0)
+        sb._discard(worker)
+        sb._reaping[-1].result()
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+        if msg.get("op") != "ready":
+            raise SystemExit(f"worker did not start: {msg}")
+    return wall, cpu
+
+
+def _bare_start(n: int) -> tuple[list[float], list[float]]:
+    """Wall and CPU seconds to start and end `python -I -S -B -c pass` (the interpreter alone), n times."""
+    from toolmode.sandbox.spawn import interpreter
+
+    wall, cpu = [], []
+    for _ in range(n):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.perf_counter()
+        subprocess.run([interpreter(), "-I", "-S", "-B", "-c", "pass"], check=True)
+        wall.append(time.perf_counter() - t0)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+    return wall, cpu
+
+
 def main() -> None:
     """Print the figures."""
     noop = StubSpec("noop", [], "noop() -> None", "Do nothing.")
@@ -74,20 +116,26 @@ def main() -> None:
             for _ in range(300):
                 sb._wait_ready()  # the spare is confined and ready: time the run alone
                 t0 = time.perf_counter()
-                sb.run("x = 1", [noop], lambda n, k: None)
+                sb.run("print(1)", [noop], lambda n, k: None)
                 rounds.append(time.perf_counter() - t0)
-            print(f"run_code round trip (ready worker, trivial program, n=300): median {statistics.median(rounds) * 1e3:.2f} ms, "
+            print(f"run_code round trip (ready worker, print(1), n=300): median {statistics.median(rounds) * 1e3:.2f} ms, "
                   f"p95 {_pct(rounds, 0.95) * 1e3:.2f} ms")
             back = []
             for _ in range(50):
                 t0 = time.perf_counter()
-                sb.run("x = 1", [noop], lambda n, k: None)
+                sb.run("print(1)", [noop], lambda n, k: None)
                 back.append(time.perf_counter() - t0)
             print(f"run_code back to back (each run also waits for its new worker to start, n=50): median "
                   f"{statistics.median(back) * 1e3:.1f} ms, p95 {_pct(back, 0.95) * 1e3:.1f} ms")
             med, p95 = map(float, sb.run(RPC_CODE, [noop], lambda n, k: None).output.split())
             print(f"tool call RPC round trip (n=2000, timed inside the program): median {med * 1e3:.3f} ms, "
                   f"p95 {p95 * 1e3:.3f} ms")
+            sb._wait_ready()
+            (cold, cold_cpu), (bare, bare_cpu) = _cold_start(sb, 40), _bare_start(40)
+            print(f"worker cold start, spawn to ready (n=40): median {statistics.median(cold) * 1e3:.1f} ms, "
+                  f"p95 {_pct(cold, 0.95) * 1e3:.1f} ms, the worker's CPU time median "
+                  f"{statistics.median(cold_cpu) * 1e3:.1f} ms; bare `python -I -S -B -c pass`: median "
+                  f"{statistics.median(bare) * 1e3:.1f} ms, CPU {statistics.median(bare_cpu) * 1e3:.1f} ms")
 
             sandboxed, sandboxed_wall, plain, plain_wall = [], [], [], []
             for _ in range(5):

@@ -124,7 +124,7 @@ def test_no_unix_socket_but_socketpair_works(tmp_path: Path) -> None:
 def test_signal_filter_without_landlock_scoping() -> None:
     # The filter built for kernels whose Landlock cannot scope signals (ABI < 6), installed in a throwaway
     # child: signals to every process / a process group / the host are refused. Signal 0 only probes.
-    from toolmode.sandbox.spawn import HERE
+    from toolmode.sandbox.boot import HERE
 
     program = (
         "import os, sys\n"

@@ -12,6 +12,7 @@ result = Agent(tools=[read_file], mode="react").run("How many lines does log1.tx
 ```
 """
 
+import toolmode._safe_path  # noqa: F401  (first: `python -m toolmode` must not import from the cwd)
 from toolmode.agent import Agent
 from toolmode.loop import run_agent
 from toolmode.models import ModelClient, ModelError

@@ -45,8 +45,8 @@ def _add_tool_args(p: argparse.ArgumentParser, *, nested: bool = False) -> None:
     p.add_argument("--mcp-config", metavar="FILE", default=default(None), help="mcp.json with {'mcpServers': {...}}")
     p.add_argument("--no-builtin", action="store_true", default=default(False), help="do not offer the builtin tools")
     p.add_argument("--allow-env-in-workspace", action="store_true", default=default(False),
-                   help="allow a workspace that contains toolmode's own Python environment (unsafe: code and "
-                        "run_shell could change it)")
+                   help="allow a workspace that contains toolmode's own Python environment, package or a sys.path "
+                        "directory (unsafe: code and run_shell could change them)")
 
 
 def _build_parser() -> argparse.ArgumentParser:

@@ -6,11 +6,10 @@ Stdlib only: also loaded by the bare worker interpreter.
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import os
-import signal
 
+SIGKILL = 9  # Linux; the signal module is not imported (the worker's start-up time)
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
 PR_CAPBSET_DROP = 24
@@ -46,7 +45,7 @@ def prctl(option: int, arg2: int = 0, arg3: int = 0, arg4: int = 0, arg5: int = 
 
 def die_with_parent(expected_parent: int) -> None:
     """SIGKILL this process when the thread that spawned it exits; exit now if that already happened."""
-    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    prctl(PR_SET_PDEATHSIG, SIGKILL)
     if os.getppid() != expected_parent:
         os._exit(70)
 
@@ -65,16 +64,20 @@ def drop_all() -> None:
     Idempotent for an unprivileged caller: steps that need privileges it no longer has are skipped only
     when the corresponding set is already empty. Also marks the process non-dumpable.
     """
-    with contextlib.suppress(OSError):  # needs CAP_SETPCAP; without it there is nothing to regain anyway
+    try:  # noqa: SIM105 (contextlib is not imported: start-up time). Needs CAP_SETPCAP; without it there is nothing to regain
         prctl(PR_SET_SECUREBITS, _SECUREBITS)
+    except OSError:
+        pass
     for cap in range(_last_cap() + 1):
         try:
             prctl(PR_CAPBSET_DROP, cap)
         except OSError as exc:
             if exc.errno != 22:  # EINVAL: cap beyond what the kernel knows
                 raise
-    with contextlib.suppress(OSError):  # kernels before 4.3 have no ambient set
+    try:  # noqa: SIM105 (kernels before 4.3 have no ambient set)
         prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)
+    except OSError:
+        pass
     prctl(PR_SET_NO_NEW_PRIVS, 1)
     header = _CapHeader(_CAP_VERSION_3, 0)
     data = (_CapData * 2)()

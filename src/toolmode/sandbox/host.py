@@ -26,10 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from ..hostenv import environment_refusal
-from . import landlock, seccomp
+from . import boot, landlock, seccomp
 from .output import cap_output, format_error
 from .protocol import Channel, ChannelClosed, FrameTimeout, ProtocolError, encode
-from .spawn import HERE, interpreter, kill_group, on_spawner, scrubbed_env
+from .spawn import interpreter, kill_group, on_spawner, scrubbed_env
 from .spec import CodeResult, Handles, SandboxLimits, SandboxUnavailable, StubSpec, UnsafeWorkspace
 
 DEFAULT_LIMITS = SandboxLimits()  # frozen, so sharing it as a default is safe
@@ -66,7 +66,7 @@ def resolve_policy(policy: str) -> str:
 
 def _bwrap_prefix(workspace: Path) -> list[str]:
     argv = ["bwrap", "--die-with-parent", "--unshare-all", "--cap-drop", "ALL", "--dev", "/dev"]
-    ro = {os.path.realpath(p) for p in ["/usr", "/lib", "/lib64", "/etc/ld.so.cache", "/etc/localtime", str(HERE),
+    ro = {os.path.realpath(p) for p in ["/usr", "/lib", "/lib64", "/etc/ld.so.cache", "/etc/localtime",
                                         os.path.dirname(os.path.dirname(interpreter()))]}
     for path in sorted(ro):
         if os.path.exists(path):
@@ -288,10 +288,11 @@ class Sandbox:
         ours, theirs = socket.socketpair()
         try:
             parent = 0 if self.policy == "bwrap" else os.getpid()
-            argv = [interpreter(), "-I", "-S", "-B", str(HERE / "worker.py"), str(theirs.fileno()), str(parent)]
+            argv, code_fd = boot.command(interpreter(), "worker")  # never worker.py from disk
+            argv += [str(theirs.fileno()), str(parent)]
             if self.policy == "bwrap":
                 argv = _bwrap_prefix(self.workspace) + argv
-            proc = subprocess.Popen(argv, pass_fds=(theirs.fileno(),), cwd=self.workspace,
+            proc = subprocess.Popen(argv, pass_fds=(theirs.fileno(), code_fd), cwd=self.workspace,
                                     env=scrubbed_env(self.workspace, MALLOC_ARENA_MAX="2"), stdin=subprocess.DEVNULL,
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                     close_fds=True, start_new_session=True)

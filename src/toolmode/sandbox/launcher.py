@@ -1,6 +1,7 @@
-"""Entry of the confined shell: `python -I -S -B launcher.py <json-config> <argv...>`.
+"""Entry of the confined shell: `python -I -S -B -c BOOTSTRAP ... <json-config> <argv...>`.
 
-Runs in a fresh bare interpreter (never a fork of the host) and confines itself: rlimits, capabilities,
+Runs in a fresh bare interpreter (never a fork of the host), started from an in-memory copy of its code
+(see boot.py: no file of toolmode is read when it starts), and confines itself: rlimits, capabilities,
 Landlock, and a seccomp filter that still allows exec and children. Then it forks the command and stays
 as its reaper (a child subreaper): when the command ends, or on SIGTERM from the host's timeout, it
 SIGKILLs every process left in its Landlock domain (kill(-1) reaches only that domain's processes: Landlock
@@ -21,6 +22,9 @@ import os
 import signal
 import sys
 import time
+
+import caps  # put in sys.modules by the bootstrap, as confine is
+import confine
 
 PR_SET_CHILD_SUBREAPER = 36
 CLEANUP_SECONDS = 1.5  # how long the kill-and-reap loop may take; the host kills the process group after
@@ -44,10 +48,6 @@ def _on_term(signum: int, frame: object) -> None:
 
 def main() -> None:
     """Confine this process as described by argv[1] (JSON), run argv[2:], clean up, exit with its status."""
-    sys.path.append(os.path.dirname(os.path.abspath(__file__)))
-    import caps
-    import confine
-
     cfg = json.loads(sys.argv[1])
     argv = sys.argv[2:]
     try:

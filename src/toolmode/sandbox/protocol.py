@@ -1,16 +1,28 @@
 """Frames between host and worker: a 4-byte big-endian length, then an ASCII JSON object. Never pickle.
 
-Stdlib only: also loaded by the bare worker interpreter.
+Stdlib only: also loaded by the bare worker interpreter, where start-up time counts: no `typing`, and the
+JSON is written and read with the C functions of `_json` that the `json` package itself uses (same
+output, same parser), so the worker never imports `json` and `re`. The channel needs only the methods of
+`_socket.socket`, the base of `socket.socket`.
 """
 
 from __future__ import annotations
 
-import json
-import socket
+import _socket
 import struct
 import time
-from collections.abc import Callable
-from typing import Any
+
+try:
+    from _json import encode_basestring_ascii as _ascii_string
+    from _json import make_encoder as _make_encoder
+    from _json import make_scanner as _make_scanner
+except ImportError:  # an interpreter without the C accelerator
+    _make_encoder = _make_scanner = None
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 HEADER = struct.Struct(">I")
 
@@ -27,20 +39,67 @@ class FrameTimeout(ProtocolError):
     """The deadline passed while waiting for or sending a frame."""
 
 
+def _not_serializable(obj: Any) -> Any:
+    raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
+
+
+class _ScanContext:
+    """The settings `_json.make_scanner` reads from a `json.JSONDecoder` (its defaults)."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+
+    def __init__(self) -> None:
+        self.parse_constant = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}.__getitem__
+
+
+_scan = _make_scanner(_ScanContext()) if _make_scanner is not None else None
+_WHITESPACE = " \t\n\r"
+
+
+def _dumps(obj: Any, default: Callable[[Any], Any] | None) -> str:
+    """json.dumps(obj, ensure_ascii=True, separators=(",", ":"), default=default), for a dict or list."""
+    if _make_encoder is None:
+        import json
+
+        return json.dumps(obj, ensure_ascii=True, separators=(",", ":"), default=default)
+    encoder = _make_encoder({}, default or _not_serializable, _ascii_string, None, ":", ",", False, False, True)
+    return "".join(encoder(obj, 0))
+
+
+def _loads(text: str) -> Any:
+    """json.loads(text): one JSON value, optionally surrounded by whitespace; ValueError otherwise."""
+    if _scan is None:
+        import json
+
+        return json.loads(text)
+    start = len(text) - len(text.lstrip(_WHITESPACE))
+    try:
+        obj, end = _scan(text, start)
+    except StopIteration as exc:
+        raise ValueError(f"Expecting value: char {exc.value}") from None
+    if text[end:].strip(_WHITESPACE):
+        raise ValueError(f"Extra data: char {end}")
+    return obj
+
+
 def encode(obj: dict[str, Any], default: Callable[[Any], Any] | None = None) -> bytes:
     """One frame for `obj` (`default` converts what JSON cannot encode, as in json.dumps).
 
     Pure ASCII (`ensure_ascii`): lone surrogates (an undecodable file name, `print("\\ud800")`) travel as
     `\\udXXX` escapes instead of making the frame invalid UTF-8.
     """
-    body = json.dumps(obj, ensure_ascii=True, separators=(",", ":"), default=default).encode("ascii")
+    body = _dumps(obj, default).encode("ascii")
     return HEADER.pack(len(body)) + body
 
 
 def decode(body: bytes) -> dict[str, Any]:
     """Parse a frame body; anything but a JSON object raises ProtocolError."""
     try:
-        obj = json.loads(body.decode("utf-8"))
+        obj = _loads(body.decode("utf-8"))
     except (ValueError, RecursionError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
         raise ProtocolError(f"frame is not valid UTF-8 JSON: {str(exc)[:200]}") from None
     if not isinstance(obj, dict):
@@ -51,7 +110,7 @@ def decode(body: bytes) -> dict[str, Any]:
 class Channel:
     """Frame I/O on a connected stream socket, with an optional absolute deadline (time.monotonic())."""
 
-    def __init__(self, sock: socket.socket, max_in: int) -> None:
+    def __init__(self, sock: _socket.socket, max_in: int) -> None:
         self.sock = sock
         self.max_in = max_in
         self._buf = bytearray()
@@ -98,7 +157,7 @@ class Channel:
             return True
         try:
             self.sock.settimeout(0)  # with a timeout set, Python would wait for readability first
-            return bool(self.sock.recv(1, socket.MSG_PEEK))  # b"" (EOF) counts as nothing pending
+            return bool(self.sock.recv(1, _socket.MSG_PEEK))  # b"" (EOF) counts as nothing pending
         except OSError:  # BlockingIOError: nothing there
             return False
 

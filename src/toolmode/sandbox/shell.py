@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..hostenv import environment_refusal
-from . import landlock
-from .spawn import HERE, interpreter, kill_group, scrubbed_env
+from . import boot, landlock
+from .spawn import interpreter, kill_group, scrubbed_env
 from .spec import SandboxUnavailable, UnsafeWorkspace
 
 SHELL_MEMORY_MB = 2048
@@ -72,9 +72,10 @@ def run_confined(
         "max_processes": SHELL_MAX_PROCESSES,
     }
     env = scrubbed_env(ws, TERM="dumb", TMPDIR=str(ws))
-    argv = [interpreter(), "-I", "-S", "-B", str(HERE / "launcher.py"), json.dumps(cfg), "/bin/sh", "-c", command]
+    argv, code_fd = boot.command(interpreter(), "launcher")  # never launcher.py from disk
+    argv += [json.dumps(cfg), "/bin/sh", "-c", command]
     proc = subprocess.Popen(argv, cwd=ws, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, close_fds=True, start_new_session=True)
+                            stderr=subprocess.PIPE, close_fds=True, pass_fds=(code_fd,), start_new_session=True)
     assert proc.stdout is not None and proc.stderr is not None
     bufs = {proc.stdout: bytearray(), proc.stderr: bytearray()}
     dropped = {proc.stdout: 0, proc.stderr: 0}

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parent  # the package directory (the children get their code from boot.py, not from here)
 SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 # Children get PR_SET_PDEATHSIG, which fires when the *thread* that spawned them exits. Callers run on

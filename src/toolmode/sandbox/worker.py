@@ -1,9 +1,14 @@
-"""The code worker: `python -I -S -B worker.py <socket-fd> <host-pid>`, started by the host, never forked from it.
+"""The code worker, started by the host (never forked from it) from an in-memory copy of its code (see
+boot.py): `python -I -S -B -c BOOTSTRAP ... <socket-fd> <host-pid>`.
 
 It receives its policy in the first frame, confines itself (rlimits, capabilities, Landlock, seccomp),
 answers `ready`, then serves `run` frames: executes the program with stdout/stderr captured and tools as
 stubs that call back to the host over the same socket, and answers `done`. Nothing here is trusted by the
 host: the program can reach every object in this process; containment is the OS policy.
+
+Start-up time matters (a fresh worker per run): no `typing`, `traceback`, `threading`, `signal`, `json` or
+`re` is imported (`socket` stays: the channel is a `socket.socket`, as the adversarial corpus expects);
+`caps`, `confine` and `protocol` are already in sys.modules, put there by the bootstrap.
 """
 
 from __future__ import annotations
@@ -15,14 +20,14 @@ import os
 import resource
 import socket
 import sys
-import threading
-import traceback
-from typing import Any
 
-sys.path.append(os.path.dirname(os.path.abspath(__file__)))  # -I leaves the script's directory out
-import caps  # noqa: E402
-import confine  # noqa: E402
-import protocol  # noqa: E402
+import caps
+import confine
+import protocol
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_HOST_FRAME = 1 << 30
 
@@ -81,7 +86,7 @@ class Rpc:
 
     def __init__(self, chan: protocol.Channel) -> None:
         self.chan = chan
-        self.lock = threading.Lock()
+        self.lock = _thread.allocate_lock()  # not threading: its import is start-up time
         self.next_id = 0
         self.run_id: str | None = None
 
@@ -163,9 +168,11 @@ class ToolHandle:
 
 def _describe(exc: BaseException) -> dict[str, Any]:
     line = None
-    for frame, lineno in traceback.walk_tb(exc.__traceback__):
-        if frame.f_code.co_filename == "<code>":
-            line = lineno
+    tb = exc.__traceback__
+    while tb is not None:  # the innermost frame of the program's own code
+        if tb.tb_frame.f_code.co_filename == "<code>":
+            line = tb.tb_lineno
+        tb = tb.tb_next
     try:
         message = str(exc)
     except Exception:
@@ -252,6 +259,7 @@ def main() -> None:
             applied = confine.lock_down_partial(worker=True)
         else:
             applied = {}
+        compile("pass", "<code>", "exec")  # the first compile() of a process sets up the parser (~0.7 ms)
     except Exception as exc:  # fail closed: report and never run code
         chan.send({"op": "fatal", "message": f"{type(exc).__name__}: {exc}"})
         os._exit(1)

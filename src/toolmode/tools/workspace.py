@@ -9,7 +9,7 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
-from toolmode.hostenv import python_environment_dirs
+from toolmode.hostenv import ENVIRONMENT, CodeDir, code_dirs_inside, enclosing_code_dir
 from toolmode.tools.safe_open import O_SEARCH_DIR, EscapeError, open_beneath
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
@@ -29,8 +29,13 @@ class Workspace:
 
     def __init__(self, root: str | os.PathLike[str] = ".") -> None:
         self.root = Path(root).expanduser().resolve()
-        self.protected = python_environment_dirs(self.root)
-        self._protected_ids = {_identity(p): p for p in self.protected if p.is_dir()}
+        self._code_dirs = code_dirs_inside(self.root)  # the host's code directories inside the root
+        self.protected = [d.path for d in self._code_dirs]
+        self.enclosing = enclosing_code_dir(self.root)  # one the root lies inside: every write is refused
+        self._protected_ids: dict[tuple[int, int], CodeDir] = {}  # (st_dev, st_ino) -> what it is
+        for code_dir in self._code_dirs:
+            with contextlib.suppress(OSError):
+                self._protected_ids[_identity(code_dir.path)] = code_dir
 
     def resolve(self, path: str | os.PathLike[str]) -> Path:
         """Return the absolute, symlink-free path for `path`, or raise PermissionError if it is outside."""
@@ -103,6 +108,9 @@ class Workspace:
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode):
                 raise PermissionError(f"refused: {str(path)!r} is not a regular file")
+            code_file = self._protected_ids.get((info.st_dev, info.st_ino))  # a zip file on sys.path
+            if code_file is not None:
+                raise PermissionError(f"refused: {str(path)!r} is {code_file.path}, {code_file.why}")
             if info.st_nlink > 1:
                 raise PermissionError(
                     f"refused: {str(path)!r} has {info.st_nlink} hard links; writing it would also change "
@@ -144,23 +152,29 @@ class Workspace:
             raise NotADirectoryError(f"{str(shown)!r}: {where!r} is a file, not a directory") from None
 
     def _refuse_protected(self, dir_fd: int, shown: str | os.PathLike[str]) -> None:
-        where = self._protected_ancestor(dir_fd)
-        if where is not None:
+        if self.enclosing is not None:
             raise PermissionError(
-                f"refused: {str(shown)!r} is inside the Python environment of this program ({where}); "
+                f"refused: the workspace lies inside {self.enclosing.path}, {self.enclosing.why}; "
                 "files written there could run code outside the sandbox"
             )
+        where = self._protected_ancestor(dir_fd)
+        if where is not None:
+            what = (f"the Python environment of this program ({where.path})" if where.why == ENVIRONMENT
+                    else f"{where.path}, {where.why}")
+            raise PermissionError(
+                f"refused: {str(shown)!r} is inside {what}; files written there could run code outside the sandbox"
+            )
 
-    def _protected_ancestor(self, dir_fd: int) -> Path | None:
+    def _protected_ancestor(self, dir_fd: int) -> CodeDir | None:
         """The protected directory `dir_fd` is in (itself or an ancestor up to the root), if any.
 
         Walks up with `..` from the descriptor, comparing device and inode numbers, so the answer is about
         the directory actually opened, however it was reached.
         """
         protected = dict(self._protected_ids)
-        for path in self.protected:
+        for code_dir in self._code_dirs:
             with contextlib.suppress(OSError):
-                protected.setdefault(_identity(path), path)
+                protected.setdefault(_identity(code_dir.path), code_dir)
         if not protected:
             return None
         with self._root_fd() as root_fd:
