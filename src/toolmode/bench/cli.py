@@ -10,13 +10,14 @@ from typing import Any
 from toolmode.bench.episode import BenchConfig
 from toolmode.bench.modespec import parse_modes
 from toolmode.bench.results import read_settings, write_settings
+from toolmode.bench.source import TaskSource
 from toolmode.bench.stats import SCRIPTED_NOTE
-from toolmode.bench.task import Task, load_tasks
-from toolmode.cli import comma_list
+from toolmode.bench.task import Task
 
 DEFAULT_MODES = "react,code,hybrid,code+search"
 _SAVED = ("tasks", "only", "modes", "runs", "seed", "model", "base_url", "api_key_env", "preset", "max_steps",
-          "max_result_chars", "sandbox", "stream", "scripted", "failing")  # fmt: skip
+          "max_result_chars", "sandbox", "stream", "scripted", "failing", "suite", "suite_path")  # fmt: skip
+EXECUTORS = ("local", "ray")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -29,6 +30,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--tasks", help="a Python file defining TASKS = [...], or comma-separated built-in task names"
     )
     p.add_argument("--only", help="comma-separated task names to keep from --tasks")
+    p.add_argument("--suite", help="builtin (default) or m3tooleval (a peer's suite, loaded from --suite-path)")
+    p.add_argument("--suite-path", metavar="PATH", help="the suite's folder, e.g. .../m3tooleval (holding tasks/)")
+    p.add_argument("--executor", default="local", help="local (threads, default) or ray (episodes as Ray tasks)")
+    p.add_argument("--ray-address", metavar="ADDR", help="with --executor ray: host:port of a running Ray "
+                   "cluster (default: start a local one)")  # fmt: skip
     p.add_argument("--modes", default=None, help=f"comma-separated mode specs (default: {DEFAULT_MODES}); "
                    "react, code, hybrid, each with +search (react: +load or +proxy)")  # fmt: skip
     p.add_argument("--runs", type=int, default=None, help="runs per task and mode (default: 3)")
@@ -65,13 +71,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 def resolve_tasks(spec: str | None, only: str | None) -> list[Task]:
     """Tasks from a file or built-in names, filtered by `only`."""
-    from toolmode.bench.suite import builtin_suite, select
+    return TaskSource(tasks=spec, only=only).load()
 
-    if spec and (spec.endswith(".py") or Path(spec).is_file()):
-        tasks = load_tasks(spec)
-    else:
-        tasks = select(builtin_suite(), comma_list(spec))
-    return select(tasks, comma_list(only))
+
+def task_source(settings: dict[str, Any]) -> TaskSource:
+    """The settings' task source, with absolute paths (a worker node may run in another directory)."""
+    tasks, path = settings["tasks"], settings.get("suite_path")
+    if tasks and (tasks.endswith(".py") or Path(tasks).is_file()):
+        tasks = str(Path(tasks).resolve())
+    return TaskSource(settings.get("suite") or "builtin", tasks, settings["only"],
+                      str(Path(path).expanduser().resolve()) if path else None)  # fmt: skip
 
 
 def _settings(args: argparse.Namespace, saved: dict[str, Any]) -> dict[str, Any]:
@@ -100,10 +109,15 @@ def bench_main(argv: list[str]) -> int:
     where = Path(args.resume or args.out or f"runs/bench-{datetime.now():%Y%m%d-%H%M%S}")
     settings = _settings(args, read_settings(where) if (args.resume or args.out) else {})
     try:
-        tasks = resolve_tasks(settings["tasks"], settings["only"])
+        source = task_source(settings)
+        tasks = source.load()
         specs = parse_modes(settings["modes"])
+        if args.executor not in EXECUTORS:
+            raise ValueError(f"unknown executor {args.executor!r}; known: {', '.join(EXECUTORS)}")
+        if args.ray_address and args.executor != "ray":
+            raise ValueError("--ray-address needs --executor ray")
     except (ValueError, OSError) as exc:
-        console.print(f"[red]error:[/] {exc}")
+        console.print(f"[red]error:[/] {exc}", soft_wrap=True, highlight=False)
         return 2
     if args.list:
         for t in tasks:
@@ -118,6 +132,9 @@ def bench_main(argv: list[str]) -> int:
     if not config.scripted and (problem := _preflight(config)):
         console.print(f"[red]error:[/] {problem}")
         return 2
+    if args.executor == "ray" and (problem := _ray_preflight(args.ray_address)):
+        console.print(f"[red]error:[/] {problem}", soft_wrap=True, highlight=False)
+        return 2
     where.mkdir(parents=True, exist_ok=True)
     settings["tasks_run"] = [t.name for t in tasks]
     settings.setdefault("started", datetime.now().isoformat(timespec="seconds"))
@@ -131,10 +148,23 @@ def bench_main(argv: list[str]) -> int:
     from toolmode.bench.runner import BenchAbandoned, run_bench
 
     resume = f"Finished episodes are saved in {where / 'results.jsonl'}; resume with: toolmode bench --resume {where}"
+    executor = None
     try:
+        if args.executor == "ray":
+            from toolmode.bench.ray_executor import ExecutorError, RayExecutor
+
+            try:
+                executor = RayExecutor(where, config, source, args.ray_address)
+            except ExecutorError as exc:
+                console.print(f"[red]error:[/] {exc}", soft_wrap=True, highlight=False)
+                return 2
         run_bench(tasks, specs, int(settings["runs"]), where, config, jobs=args.jobs,
                   base_seed=int(settings["seed"]), retry_errors=args.retry_errors,
-                  progress=not args.no_progress)  # fmt: skip
+                  progress=not args.no_progress, executor=executor)  # fmt: skip
+        if executor is not None and executor.lost:
+            console.print(f"[yellow]{executor.lost} episode(s) never came back[/] ({executor.errors[-1]}); "
+                          f"they are not recorded. {resume}", soft_wrap=True, highlight=False)  # fmt: skip
+            return 1
     except BenchAbandoned as exc:
         console.print(f"[yellow]abandoned {exc.running} running episode(s)[/]: not recorded, they run again "
                       f"on resume. {resume}", soft_wrap=True)  # fmt: skip
@@ -142,9 +172,25 @@ def bench_main(argv: list[str]) -> int:
     except KeyboardInterrupt:
         console.print(f"[yellow]interrupted.[/] {resume}", soft_wrap=True)
         return 130
+    finally:
+        if executor is not None:
+            executor.close()
     report = build_report(where, console=console, charts=not args.no_charts)
     _print_paths(console, report)
     return 0
+
+
+def _ray_preflight(address: str | None) -> str | None:
+    """Fail before the bench directory is made when Ray is missing or nothing answers at `address`."""
+    from toolmode.bench.ray_executor import ExecutorError, check_address, require_ray
+
+    try:
+        require_ray()
+        if address:
+            check_address(address)
+    except ExecutorError as exc:
+        return str(exc)
+    return None
 
 
 def _preflight(config: BenchConfig) -> str | None:
