@@ -46,7 +46,9 @@ def require_ray() -> Any:
     try:
         import ray
     except ImportError:
-        raise ExecutorError("--executor ray needs Ray: pip install 'toolmode[ray]' (or pip install ray)") from None
+        raise ExecutorError(
+            "--executor ray needs Ray: pip install 'toolmode[ray]' (or pip install ray)"
+        ) from None
     return ray
 
 

@@ -39,7 +39,9 @@ def _load(source: TaskSource) -> tuple[Task, ...]:
         raise ValueError(f"unknown suite {source.suite!r}; known: {', '.join(SUITES)}")
     if source.suite == "m3tooleval":
         if not source.suite_path:
-            raise ValueError("--suite m3tooleval needs --suite-path PATH (the folder holding M3ToolEval's tasks/)")
+            raise ValueError(
+                "--suite m3tooleval needs --suite-path PATH (the folder holding M3ToolEval's tasks/)"
+            )
         if source.tasks:
             raise ValueError("--tasks is for the builtin suite; pick M3ToolEval tasks with --only")
         from toolmode.bench.suites.m3tooleval import m3tooleval_suite

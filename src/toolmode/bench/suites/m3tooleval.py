@@ -41,9 +41,11 @@ def find_package(path: str | Path) -> Path:
     """The `tasks` package folder under `path` (or `path` itself); SuiteError if there is none."""
     root = Path(path).expanduser()
     for candidate in (root / "tasks", root):
-        if (candidate / "__init__.py").is_file() and (candidate / "base.py").is_file() and (
-            candidate / "impl"
-        ).is_dir():
+        if (
+            (candidate / "__init__.py").is_file()
+            and (candidate / "base.py").is_file()
+            and (candidate / "impl").is_dir()
+        ):
             return candidate.resolve()
     raise SuiteError(
         f"no M3ToolEval task modules in {path} (expected tasks/__init__.py, tasks/base.py and tasks/impl/)"
