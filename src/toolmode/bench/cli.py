@@ -161,6 +161,8 @@ def bench_main(argv: list[str]) -> int:
         run_bench(tasks, specs, int(settings["runs"]), where, config, jobs=args.jobs,
                   base_seed=int(settings["seed"]), retry_errors=args.retry_errors,
                   progress=not args.no_progress, executor=executor)  # fmt: skip
+        if executor is not None:
+            console.print(executor.summary(), highlight=False)
         if executor is not None and executor.lost:
             console.print(f"[yellow]{executor.lost} episode(s) never came back[/] ({executor.errors[-1]}); "
                           f"they are not recorded. {resume}", soft_wrap=True, highlight=False)  # fmt: skip

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import socket
 import threading
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -30,15 +31,21 @@ class ExecutorError(RuntimeError):
     """The executor cannot start (Ray missing, or no cluster at the address): one line for the user."""
 
 
-def run_remote(spec: dict[str, Any]) -> dict[str, Any]:
-    """The Ray task: load the tasks on this node (once per worker process), run one episode, return its row."""
+def run_remote(spec: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """The Ray task: load the tasks on this node (once per worker process), run one episode.
+
+    Returns the result row and the id of the node that ran it.
+    """
+    import ray
+
     source: TaskSource = spec["source"]
     task = next((t for t in source.load() if t.name == spec["task"]), None)
     if task is None:
         raise LookupError(f"task {spec['task']!r} is not in {source} on this node")
-    return run_episode(
+    record = run_episode(
         task, parse_mode(spec["mode"]), spec["run"], spec["seed"], Path(spec["bench_dir"]), spec["config"]
     )
+    return record, ray.get_runtime_context().get_node_id()
 
 
 def require_ray() -> Any:
@@ -82,6 +89,7 @@ class RayExecutor:
         self.bench_dir, self.config, self.source = Path(bench_dir).resolve(), config, source
         self.lost = 0
         self.errors: list[str] = []
+        self.nodes: Counter[str] = Counter()  # episodes that came back, by the id of the node that ran them
         self._pending: dict[Any, Callable[[dict[str, Any] | None], None]] = {}
         self._cond = threading.Condition()
         self._closed = False
@@ -132,12 +140,19 @@ class RayExecutor:
                 if done is None:
                     continue
                 try:
-                    record = ray.get(ref)
+                    record, node = ray.get(ref)
+                    self.nodes[node] += 1
                 except Exception as exc:  # noqa: BLE001 - the episode's node died after every retry
                     record = None
                     self.lost += 1
                     self.errors.append(f"{type(exc).__name__}: {str(exc)[:200]}")
                 done(record)
+
+    def summary(self) -> str:
+        """One line: how many episodes each node ran."""
+        per_node = ", ".join(f"{node[:8]}: {n}" for node, n in self.nodes.most_common())
+        total = sum(self.nodes.values())
+        return f"ray: {total} episodes came back from {len(self.nodes)} node(s) ({per_node or 'none'})"
 
     def abandon(self) -> None:
         """Cancel the running episodes (their worker processes are stopped); their rows are not kept."""
