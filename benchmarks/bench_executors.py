@@ -48,8 +48,16 @@ def main() -> None:
         local_dir, ray_dir = Path(tmp) / "local", Path(tmp) / "ray"
         _timed(
             f"local --jobs {args.jobs}",
-            lambda: run_bench(tasks, specs, args.runs, local_dir, config, jobs=args.jobs, progress=False,
-                              executor=LocalExecutor(local_dir, config)),  # fmt: skip
+            lambda: run_bench(
+                tasks,
+                specs,
+                args.runs,
+                local_dir,
+                config,
+                jobs=args.jobs,
+                progress=False,
+                executor=LocalExecutor(local_dir, config),
+            ),  # fmt: skip
             episodes,
         )
         import ray
@@ -60,12 +68,22 @@ def main() -> None:
         if args.ray_address is None:
             ray.init(num_cpus=args.jobs, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
         executor = RayExecutor(ray_dir, config, source, args.ray_address)
-        print(f"ray: joined in {time.monotonic() - started:.1f} s ({args.ray_address or 'local Ray started here'})")
+        print(
+            f"ray: joined in {time.monotonic() - started:.1f} s ({args.ray_address or 'local Ray started here'})"
+        )
         try:
             _timed(
                 f"ray --jobs {args.jobs}",
-                lambda: run_bench(tasks, specs, args.runs, ray_dir, config, jobs=args.jobs, progress=False,
-                                  executor=executor),  # fmt: skip
+                lambda: run_bench(
+                    tasks,
+                    specs,
+                    args.runs,
+                    ray_dir,
+                    config,
+                    jobs=args.jobs,
+                    progress=False,
+                    executor=executor,
+                ),  # fmt: skip
                 episodes,
             )
             print(executor.summary())

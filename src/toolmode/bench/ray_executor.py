@@ -9,6 +9,7 @@ is retried by Ray on another node; if every retry fails it is not recorded and r
 from __future__ import annotations
 
 import contextlib
+import signal
 import socket
 import threading
 from collections import Counter
@@ -163,11 +164,18 @@ class RayExecutor:
                 self.ray.cancel(ref, force=True)
 
     def close(self) -> None:
-        """Stop collecting; disconnect from (or shut down the local) Ray."""
-        with self._cond:
-            self._closed = True
-            self._cond.notify_all()
-        self._collector.join(2.0)
-        if self._owns:
-            with contextlib.suppress(Exception):
-                self.ray.shutdown()
+        """Stop collecting; disconnect from (or shut down the local) Ray. Ctrl-C is ignored meanwhile:
+        an interrupted shutdown would leave a local Ray's processes behind."""
+        main = threading.current_thread() is threading.main_thread()
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+        try:
+            with self._cond:
+                self._closed = True
+                self._cond.notify_all()
+            self._collector.join(2.0)
+            if self._owns:
+                with contextlib.suppress(Exception):
+                    self.ray.shutdown()
+        finally:
+            if main:
+                signal.signal(signal.SIGINT, previous)
