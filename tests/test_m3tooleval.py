@@ -16,11 +16,9 @@ import pytest
 from toolmode.agent import Agent
 from toolmode.bench.cli import bench_main
 from toolmode.bench.results import read_results
-from toolmode.bench.suites.m3_tools import convert_tool
 from toolmode.bench.suites.m3tooleval import SuiteError, find_package, load_suite_tasks, m3tooleval_suite
 from toolmode.bench.task import TaskEnv
 from toolmode.testing import call, reply
-from toolmode.tools.base import ToolArgumentError
 
 REPO = Path(__file__).resolve().parents[1]
 CANDIDATES = [REPO.parent / "shared" / "data" / "m3tooleval", Path("/work/shared/data/m3tooleval")]
@@ -149,40 +147,6 @@ def test_travel_min_and_max_are_python_builtins_in_code_and_tools_in_react(tmp_p
     code = {t.name for t in task.tools(_env("code", tmp_path))}
     assert {"min", "max", "sum"} <= react
     assert "min" not in code and "max" not in code and "sum" in code  # the suite's sum is its own lambda
-
-
-def test_variadic_tools_take_their_arguments_as_in_the_suite() -> None:
-    def find_max_nucleotide(*args):  # type: ignore[no-untyped-def]
-        counts = dict(zip(args[::2], args[1::2], strict=False))
-        best = max(counts, key=counts.get)
-        return (best, counts[best])
-
-    t = convert_tool(
-        "find_max_nucleotide", "max", find_max_nucleotide, "find_max_nucleotide(*args) -> (str, int)"
-    )
-    assert t.signature() == "find_max_nucleotide(*args) -> (str, int)"
-    assert t(args=["A", 1, "C", 4]) == ("C", 4)
-    hotel = convert_tool(
-        "book_hotel",
-        "d",
-        lambda location, *prefs: [location, *prefs],
-        "book_hotel(location: str, *preferences: str) -> List[Dict]",
-    )
-    assert hotel.signature() == "book_hotel(location: str, *prefs: str) -> List[Dict]"
-    assert hotel(location="A", prefs=["wifi", "pool"]) == ["A", "wifi", "pool"]
-    with pytest.raises(ToolArgumentError, match="prefs must be string"):
-        hotel(location="A", prefs=[3])
-
-
-def test_arguments_are_checked_against_the_signature_types() -> None:
-    t = convert_tool("convert_currency", "d", lambda base_price, conversion_rate: base_price * conversion_rate,
-                     "convert_currency(base_price: float, conversion_rate: float) -> float")  # fmt: skip
-    assert t(base_price=100, conversion_rate=1.5) == 150.0
-    # A string where a number is declared would be repeated a billion times by the suite's own function.
-    with pytest.raises(ToolArgumentError, match="base_price must be number, got str"):
-        t(base_price="x", conversion_rate=10**9)
-    with pytest.raises(ToolArgumentError, match="unknown argument"):
-        t(base_price=1, conversion_rate=1, extra=2)
 
 
 def test_the_suites_eval_calculator_never_evals_model_text(tmp_path: Path) -> None:
