@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -42,9 +43,7 @@ def _env(mode: str | None = "react", tmp: Path = Path(".")) -> TaskEnv:
 
 def test_every_registered_task_loads_as_a_bench_task() -> None:
     suite_tasks = load_suite_tasks(SUITE)
-    base = next(
-        m for name, m in __import__("sys").modules.items() if name.endswith(".base") and "m3tooleval" in name
-    )
+    base = next(m for name, m in sys.modules.items() if name.endswith(".base") and "m3tooleval" in name)
     registered = sum(length for _, length in base.task_iterators)
     tasks = m3tooleval_suite(SUITE)
     assert len(tasks) == len(suite_tasks) == registered > 0

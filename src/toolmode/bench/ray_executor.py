@@ -9,6 +9,7 @@ is retried by Ray on another node; if every retry fails it is not recorded and r
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import socket
 import threading
@@ -84,6 +85,9 @@ class RayExecutor:
         self, bench_dir: Path, config: BenchConfig, source: TaskSource, address: str | None = None
     ) -> None:
         ray = require_ray()
+        address = (
+            address or os.environ.get("RAY_ADDRESS") or None
+        )  # Ray's own variable, as `ray.init` reads it
         if address:
             check_address(address)
         self.ray = ray
