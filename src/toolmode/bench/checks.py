@@ -20,7 +20,7 @@ class BenchUsageError(ValueError):
 # Settings that change what an episode measures: a bench directory holds results of one value of each.
 # (tasks, only, modes and runs may grow: the new episodes are added to the same bench.)
 MEASURING = ("model", "base_url", "preset", "seed", "max_steps", "max_result_chars", "sandbox", "stream",
-             "scripted", "failing")  # fmt: skip
+             "scripted", "failing", "suite", "suite_path")  # fmt: skip
 MIX_FLAG = "--mix-settings"
 
 # (setting, flag, smallest value, what it is)
@@ -176,8 +176,9 @@ def check_settings(
 
 
 def check_scripted_players(tasks: list[Task], players: dict[str, Any]) -> None:
-    """With --scripted every task needs a scripted player; the built-in tasks have one each."""
-    missing = [t.name for t in tasks if t.name not in players]
+    """With --scripted every task needs a scripted player: its own (`Task.player`, e.g. a suite's) or a
+    built-in task's."""
+    missing = [t.name for t in tasks if t.player is None and t.name not in players]
     if missing:
         many = "s" if len(missing) > 1 else ""
         raise BenchUsageError(

@@ -20,13 +20,14 @@ from toolmode.bench.checks import (
 from toolmode.bench.episode import BenchConfig
 from toolmode.bench.modespec import parse_modes
 from toolmode.bench.results import RESULTS, BenchDirError, read_results, write_settings
+from toolmode.bench.source import TaskSource
 from toolmode.bench.stats import SCRIPTED_NOTE
-from toolmode.bench.task import Task, load_tasks
-from toolmode.cli import comma_list
+from toolmode.bench.task import Task
 
 DEFAULT_MODES = "react,code,hybrid,code+search"
 _SAVED = ("tasks", "only", "modes", "runs", "seed", "model", "base_url", "api_key_env", "preset", "max_steps",
-          "max_result_chars", "sandbox", "stream", "scripted", "failing")  # fmt: skip
+          "max_result_chars", "sandbox", "stream", "scripted", "failing", "suite", "suite_path")  # fmt: skip
+EXECUTORS = ("local", "ray")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -47,6 +48,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--tasks", help="a Python file defining TASKS = [...], or comma-separated built-in task names"
     )
     p.add_argument("--only", help="comma-separated task names to keep from --tasks")
+    p.add_argument("--suite", help="builtin (default) or m3tooleval (a peer's suite, loaded from --suite-path)")
+    p.add_argument("--suite-path", metavar="PATH", help="the suite's folder, e.g. .../m3tooleval (holding tasks/)")
+    p.add_argument("--executor", default="local", help="local (threads, default) or ray (episodes as Ray tasks)")
+    p.add_argument("--ray-address", metavar="ADDR", help="with --executor ray: host:port of a running Ray "
+                   "cluster (default: start a local one)")  # fmt: skip
     p.add_argument("--modes", default=None, help=f"comma-separated mode specs (default: {DEFAULT_MODES}); "
                    "react, code, hybrid, each with +search (react: +load or +proxy)")  # fmt: skip
     p.add_argument("--runs", type=int, default=None, help="runs per task and mode (default: 3)")
@@ -85,13 +91,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 def resolve_tasks(spec: str | None, only: str | None) -> list[Task]:
     """Tasks from a file or built-in names, filtered by `only`."""
-    from toolmode.bench.suite import builtin_suite, select
+    return TaskSource(tasks=spec, only=only).load()
 
-    if spec and (spec.endswith(".py") or Path(spec).is_file()):
-        tasks = load_tasks(spec)
-    else:
-        tasks = select(builtin_suite(), comma_list(spec))
-    return select(tasks, comma_list(only))
+
+def task_source(settings: dict[str, Any]) -> TaskSource:
+    """The settings' task source, with absolute paths (a worker node may run in another directory)."""
+    tasks, path = settings["tasks"], settings.get("suite_path")
+    if tasks and (tasks.endswith(".py") or Path(tasks).is_file()):
+        tasks = str(Path(tasks).resolve())
+    return TaskSource(settings.get("suite") or "builtin", tasks, settings["only"],
+                      str(Path(path).expanduser().resolve()) if path else None)  # fmt: skip
 
 
 def _settings(args: argparse.Namespace | None, saved: dict[str, Any]) -> dict[str, Any]:
@@ -130,13 +139,18 @@ def _bench(args: argparse.Namespace) -> int:
     from_file = {k for k in _SAVED if getattr(args, k) is None and k in saved}
     check_settings(settings, args.jobs, from_file=from_file, saved_in=where)
     try:
-        tasks = resolve_tasks(settings["tasks"], settings["only"])
+        source = task_source(settings)
+        tasks = source.load()
     except (ValueError, OSError) as exc:
         raise BenchUsageError(str(exc)) from None
     try:
         specs = parse_modes(settings["modes"])
     except ValueError as exc:
         raise BenchUsageError(f"--modes: {exc}") from None
+    if args.executor not in EXECUTORS:
+        raise BenchUsageError(f"unknown executor {args.executor!r}; known: {', '.join(EXECUTORS)}")
+    if args.ray_address and args.executor != "ray":
+        raise BenchUsageError("--ray-address needs --executor ray")
     if settings["scripted"]:
         from toolmode.bench.players import PLAYERS
 
@@ -152,6 +166,8 @@ def _bench(args: argparse.Namespace) -> int:
         failing=bool(settings["failing"]),
     )  # fmt: skip
     if not config.scripted and (problem := _preflight(config)):
+        raise BenchUsageError(problem)
+    if args.executor == "ray" and (problem := _ray_preflight(args.ray_address)):
         raise BenchUsageError(problem)
     where = where or Path(f"runs/bench-{datetime.now():%Y%m%d-%H%M%S}")
     read_results(where)  # a corrupt results file stops the bench here, before anything is written
@@ -172,10 +188,24 @@ def _bench(args: argparse.Namespace) -> int:
     from toolmode.bench.runner import BenchAbandoned, run_bench
 
     resume = escape(f"Finished episodes are saved in {where / RESULTS}; resume with: toolmode bench --resume {where}")
+    executor = None
     try:
+        if args.executor == "ray":
+            from toolmode.bench.ray_executor import ExecutorError, RayExecutor
+
+            try:
+                executor = RayExecutor(where, config, source, args.ray_address)
+            except ExecutorError as exc:
+                raise BenchUsageError(str(exc)) from None
         run_bench(tasks, specs, int(settings["runs"]), where, config, jobs=args.jobs,
                   base_seed=int(settings["seed"]), retry_errors=args.retry_errors,
-                  progress=not args.no_progress)  # fmt: skip
+                  progress=not args.no_progress, executor=executor)  # fmt: skip
+        if executor is not None:
+            console.print(executor.summary(), highlight=False)
+        if executor is not None and executor.lost:
+            console.print(f"[yellow]{executor.lost} episode(s) never came back[/] ({escape(executor.errors[-1])}); "
+                          f"they are not recorded. {resume}", soft_wrap=True, highlight=False)  # fmt: skip
+            return 1
     except BenchStopped as exc:
         print(
             f"toolmode bench: stopped early: {exc.reason}. Fix the endpoint, key or model and resume with: "
@@ -191,6 +221,9 @@ def _bench(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         console.print(f"[yellow]interrupted.[/] {resume}", soft_wrap=True)
         return 130
+    finally:
+        if executor is not None:
+            executor.close()
     _print_paths(console, _report(where, console, charts=not args.no_charts))
     return 0
 
@@ -210,6 +243,19 @@ def _report(where: Path, console: Any, *, charts: bool) -> Any:
         return build_report(where, console=console, charts=charts)
     except OSError as exc:
         raise BenchUsageError(f"cannot write the report into {where}: {exc.strerror or exc}") from None
+
+
+def _ray_preflight(address: str | None) -> str | None:
+    """Fail before the bench directory is made when Ray is missing or nothing answers at `address`."""
+    from toolmode.bench.ray_executor import ExecutorError, check_address, require_ray
+
+    try:
+        require_ray()
+        if address:
+            check_address(address)
+    except ExecutorError as exc:
+        return str(exc)
+    return None
 
 
 def _preflight(config: BenchConfig) -> str | None:

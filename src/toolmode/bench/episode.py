@@ -81,7 +81,7 @@ def run_episode(
             base_url = None
             if task.pages is not None:
                 base_url = stack.enter_context(FixtureServer(task.pages(seed))).base_url
-            env = TaskEnv(workspace=workspace, seed=seed, facts=facts, base_url=base_url)
+            env = TaskEnv(workspace=workspace, seed=seed, facts=facts, base_url=base_url, mode=spec.mode)
             tools = task.tools(env)
             agent_kwargs = spec.agent_kwargs(task, tools)
             server = None
@@ -138,7 +138,7 @@ def _scripted_server(task: Task, config: BenchConfig) -> Any:
     from toolmode.bench.players import PLAYERS, script_for
     from toolmode.testing import ScriptedModelServer
 
-    player = config.players.get(task.name) or PLAYERS.get(task.name)
+    player = config.players.get(task.name) or task.player or PLAYERS.get(task.name)
     if player is None:
         raise LookupError(f"no scripted player for task {task.name!r}")
     return ScriptedModelServer(script_for(player, failing=config.failing), cache_block=64)

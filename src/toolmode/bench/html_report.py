@@ -37,8 +37,9 @@ def render_html(
     scripted: bool,
     model: str | None,
     charts_note: str | None = None,
+    extra: str = "",
 ) -> str:
-    """The whole report as one HTML string."""
+    """The whole report as one HTML string; `extra` (HTML) follows the main table."""
     esc = html.escape
     parts = [
         f"<!doctype html><html><head><meta charset='utf-8'><title>toolmode bench</title><style>{_CSS}</style></head><body>"
@@ -69,6 +70,8 @@ def render_html(
     parts.append(f"<div class='scroll'><table class='summary'><tr>{head}</tr>{''.join(rows)}</table></div>")
     if any(c.task == ALL_TASKS for c in cells):
         parts.append(f"<p class='note'>{esc(POOLED_NOTE)}.</p>")
+    if extra:
+        parts.append(extra)
     for name, path in charts.items():
         parts.append(f"<h2>{esc(name.replace('_', ' '))}</h2>{_img(path)}")
     if charts_note:

@@ -52,6 +52,11 @@ def build_report(bench_dir: Path, *, console: Any = None, charts: bool = True) -
         console.print(
             render_table(cells, scripted=scripted, model=model, episodes=len(records), narrow=narrow)
         )
+    from toolmode.bench import reference
+
+    published = reference.comparison(settings, cells, model)
+    if console is not None and published:
+        console.print(reference.render(published))
     csv_path = bench_dir / "summary.csv"
     write_csv(csv_path, cells, scripted=scripted, model=model)
     chart_paths: dict[str, Path] = {}
@@ -71,7 +76,8 @@ def build_report(bench_dir: Path, *, console: Any = None, charts: bool = True) -
                 print(note, file=sys.stderr)
     html_path = bench_dir / "report.html"
     html_path.write_text(
-        render_html(cells, records, chart_paths, settings, scripted=scripted, model=model, charts_note=note),
+        render_html(cells, records, chart_paths, settings, scripted=scripted, model=model, charts_note=note,
+                    extra=reference.render_html(published) if published else ""),  # fmt: skip
         encoding="utf-8",
     )
     return Report(csv_path, html_path, chart_paths, cells, scripted, note)

@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from toolmode.bench.earlystop import STOP_AFTER, BenchStopped, EarlyStop
 from toolmode.bench.episode import BenchConfig, run_episode
@@ -69,12 +69,14 @@ def run_bench(
     progress: bool = True,
     on_record: Callable[[dict[str, Any]], None] | None = None,
     stop_after: int = STOP_AFTER,
+    executor: Executor | None = None,
 ) -> list[dict[str, Any]]:
     """Run every episode not yet in `bench_dir/results.jsonl`; return the records written by this call.
 
-    `retry_errors` also reruns the episodes whose record has an error. Episodes run on daemon threads
-    (at most `jobs` at a time) and are recorded by their own thread as they finish, so a Ctrl-C in the
-    main thread cannot lose a finished one; `on_record` is called there too, under the results lock.
+    `retry_errors` also reruns the episodes whose record has an error. The `executor` runs the episodes
+    (default: `LocalExecutor`, daemon threads in this process), at most `jobs` at a time; each finished
+    one is recorded here as soon as the executor hands it back, so a Ctrl-C in the main thread cannot lose
+    a finished one; `on_record` is called there too, under the results lock.
     When `stop_after` episodes in a row fail the same way because of the endpoint (see `earlystop`), no
     more episodes start, the running ones are abandoned and BenchStopped is raised (0 turns this off).
     """
@@ -84,58 +86,44 @@ def run_bench(
     todo = [e for e in plan(tasks, specs, runs, base_seed) if (e.task.name, e.spec.label, e.run) not in done]
     if not todo:
         return []
+    executor = executor or LocalExecutor(bench_dir, config)
     with _Progress(len(todo), len(done), enabled=progress) as bar:
-        pool = _Pool(bench_dir, config, results, on_record, max(1, jobs), EarlyStop(stop_after))
+        pool = _Pool(executor, results, on_record, max(1, jobs), EarlyStop(stop_after))
         pool.run(todo, bar)
     return pool.written
 
 
 class _Pool:
-    """Runs episodes on daemon threads; handles the first (wait) and second (abandon) Ctrl-C."""
+    """Starts episodes on an executor, records them as they come back; handles the first and second Ctrl-C."""
 
     def __init__(
         self,
-        bench_dir: Path,
-        config: BenchConfig,
+        executor: Executor,
         results: ResultsFile,
         on_record: Callable[[dict[str, Any]], None] | None,
         jobs: int,
         watch: EarlyStop | None = None,
     ) -> None:
-        self.bench_dir, self.config, self.results, self.on_record, self.jobs = (
-            bench_dir, config, results, on_record, jobs
-        )  # fmt: skip
+        self.executor, self.results, self.on_record, self.jobs = executor, results, on_record, jobs
         self.watch = watch or EarlyStop(0)
         self.written: list[dict[str, Any]] = []
         self.lock = threading.Lock()
         self.abandoned = False
-        self.closers: dict[int, Callable[[], None]] = {}  # by index into `threads`
-        self.threads: list[threading.Thread] = []
-        self.active = 0  # episodes started and not yet finished (a worker counts itself out)
+        self.started = 0
+        self.active = 0  # episodes started and not yet handed back
         self.finished: queue.SimpleQueue[dict[str, Any] | None] = queue.SimpleQueue()
 
-    def _work(self, i: int, e: Episode) -> None:
-        record = None
-
-        def register(close: Callable[[], None]) -> None:
-            with self.lock:
-                self.closers[i] = close
-
-        try:
-            record = run_episode(
-                e.task, e.spec, e.run, e.seed, self.bench_dir, self.config, register=register
-            )
-        finally:
-            with self.lock:
-                self.active -= 1
-                self.closers.pop(i, None)
-                if record is not None and not self.abandoned:
-                    self.results.append(record)
-                    self.written.append(record)
-                    if self.on_record is not None:
-                        self.on_record(record)
-                    self.watch.observe(record)
-            self.finished.put(record)
+    def _done(self, record: dict[str, Any] | None) -> None:
+        """Called by the executor (from any thread) once per started episode; None: nothing to record."""
+        with self.lock:
+            self.active -= 1
+            if record is not None and not self.abandoned:
+                self.results.append(record)
+                self.written.append(record)
+                if self.on_record is not None:
+                    self.on_record(record)
+                self.watch.observe(record)
+        self.finished.put(record)
 
     def running(self) -> int:
         """Episodes started and not finished."""
@@ -153,18 +141,16 @@ class _Pool:
                     if e is None:
                         stopping = True  # nothing left to start
                         break
-                    i = len(self.threads)
-                    t = threading.Thread(target=self._work, args=(i, e), daemon=True, name=f"episode-{i}")
-                    self.threads.append(t)
                     with self.lock:
                         self.active += 1
                     try:
-                        t.start()
-                    except BaseException:
-                        if t.ident is None:  # never started: it will not count itself out
-                            with self.lock:
+                        self.executor.start(self.started, e, self._done)
+                    except BaseException as exc:
+                        if not getattr(exc, "episode_started", False):
+                            with self.lock:  # never started: it will not be handed back
                                 self.active -= 1
                         raise
+                    self.started += 1
                 with contextlib.suppress(queue.Empty):
                     record = self.finished.get(timeout=0.2)
                     if record is not None:
@@ -195,9 +181,48 @@ class _Pool:
             raise BenchStopped(reason, exc.running) from None
 
     def _abandon(self, running: int) -> None:
-        """Stop recording, close the running episodes' agents (bounded wait), raise BenchAbandoned."""
+        """Stop recording, stop the running episodes (bounded wait), raise BenchAbandoned."""
         with self.lock:
             self.abandoned = True
+        self.executor.abandon()
+        raise BenchAbandoned(running)
+
+
+class LocalExecutor:
+    """Runs each episode on a daemon thread in this process (the default executor)."""
+
+    def __init__(self, bench_dir: Path, config: BenchConfig) -> None:
+        self.bench_dir, self.config = bench_dir, config
+        self.lock = threading.Lock()
+        self.closers: dict[int, Callable[[], None]] = {}  # by start index, while the episode runs
+        self.lost = 0  # episodes that never came back (none here: a harness failure is a failed record)
+
+    def start(self, index: int, e: Episode, done: Callable[[dict[str, Any] | None], None]) -> None:
+        """Start `e` on a new thread; `done(record)` is called from that thread when it ends."""
+
+        def register(close: Callable[[], None]) -> None:
+            with self.lock:
+                self.closers[index] = close
+
+        def work() -> None:
+            record = None
+            try:
+                record = run_episode(e.task, e.spec, e.run, e.seed, self.bench_dir, self.config, register=register)
+            finally:
+                with self.lock:
+                    self.closers.pop(index, None)
+                done(record)
+
+        t = threading.Thread(target=work, daemon=True, name=f"episode-{index}")
+        try:
+            t.start()
+        except BaseException as exc:  # a Ctrl-C while starting: say whether the thread runs (and will report)
+            exc.episode_started = t.ident is not None  # type: ignore[attr-defined]
+            raise
+
+    def abandon(self) -> None:
+        """Close the running episodes' agents (their sandboxes and MCP servers), waiting a bounded time."""
+        with self.lock:
             closers = list(self.closers.values())
 
         def close_all() -> None:
@@ -208,7 +233,18 @@ class _Pool:
         closing = threading.Thread(target=close_all, daemon=True, name="bench-abandon")
         closing.start()
         closing.join(ABANDON_CLOSE_SECONDS)
-        raise BenchAbandoned(running)
+
+
+class Executor(Protocol):
+    """Runs episodes somewhere; the runner records what comes back (one place for results and resume)."""
+
+    lost: int  # episodes that never came back (a node died after every retry): they run again on resume
+
+    def start(self, index: int, e: Episode, done: Callable[[dict[str, Any] | None], None]) -> None:
+        """Start episode `e`; call `done(record)` exactly once when it ends (`None`: nothing to record)."""
+
+    def abandon(self) -> None:
+        """Stop the running episodes quickly (second Ctrl-C); their records are not kept."""
 
 
 class _Progress:

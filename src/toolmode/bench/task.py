@@ -26,12 +26,13 @@ class CheckResult:
 
 @dataclass
 class TaskEnv:
-    """What a task's `tools()` may use: the episode's workspace, seed, facts and fixture URL."""
+    """What a task's `tools()` may use: the episode's workspace, seed, facts, fixture URL and agent mode."""
 
     workspace: Path
     seed: int
     facts: dict[str, Any]
     base_url: str | None = None
+    mode: str | None = None  # "react", "code" or "hybrid"
 
 
 @dataclass
@@ -42,7 +43,8 @@ class Task:
     key of the facts that `build` returns. `pages(seed)` (optional) gives the pages the fixture HTTP
     server serves, as `{path: text}`; paths ending in `.html` are served as HTML. `hidden` names the
     tools that search variants hide (found only through tool search); `direct` names the tools that
-    hybrid mode exposes directly (the rest go through `run_code`).
+    hybrid mode exposes directly (the rest go through `run_code`). `player` (optional) is the scripted
+    player that `--scripted` uses for this task (see `toolmode.bench.players`).
     """
 
     name: str
@@ -55,6 +57,7 @@ class Task:
     direct: list[str] | None = None
     pages: Callable[[int], dict[str, str]] | None = None
     max_steps: int | None = None
+    player: Callable[..., Any] | None = None
 
     def render_prompt(self, env: TaskEnv) -> str:
         """The prompt with `{base_url}` and fact placeholders filled in."""

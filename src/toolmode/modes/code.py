@@ -163,7 +163,8 @@ def _stub(t: Tool) -> StubSpec:
     doc = t.description
     if t.return_schema and t.returns in (None, "dict", "list", "Any"):
         doc += f"\n\nReturns (JSON schema): {json.dumps(t.return_schema, ensure_ascii=False)}"
-    return StubSpec(name=t.name, params=list(t.parameters.get("properties", {})), signature=t.signature(), doc=doc)
+    params = list(t.parameters.get("properties", {}))
+    return StubSpec(name=t.name, params=params, signature=t.signature(), doc=doc, varargs=t.varargs)
 
 
 def _jsonable(value: Any) -> Any:

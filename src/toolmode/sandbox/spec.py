@@ -36,16 +36,25 @@ class SandboxLimits:
 
 @dataclass(frozen=True)
 class StubSpec:
-    """A tool offered to the program: positional arguments map to `params` in order."""
+    """A tool offered to the program: positional arguments map to `params` in order.
+
+    With `varargs` (one of `params`), positional arguments beyond those before it are collected into a list
+    under that name, as Python's `*args` does.
+    """
 
     name: str
     params: list[str]
     signature: str
     doc: str = ""
+    varargs: str | None = None
 
     def to_json(self) -> dict[str, object]:
         """The form sent to the worker."""
-        return {"name": self.name, "params": list(self.params), "signature": self.signature, "doc": self.doc}
+        out: dict[str, object] = {"name": self.name, "params": list(self.params), "signature": self.signature,
+                                  "doc": self.doc}  # fmt: skip
+        if self.varargs:
+            out["varargs"] = self.varargs
+        return out
 
 
 @dataclass(frozen=True)

@@ -130,8 +130,16 @@ def make_stub(spec: dict[str, Any], rpc: Rpc) -> Any:
     """A plain function that calls the tool on the host; positional arguments map to spec['params']."""
     name = str(spec["name"])
     params = [str(p) for p in spec.get("params", [])]
+    varargs = spec.get("varargs")
+    if varargs in params:  # `f(a, *rest)`: positional arguments after `a` are collected into `rest`
+        params = params[: params.index(varargs)]
 
     def stub(*args: Any, **kwargs: Any) -> Any:
+        if varargs in spec.get("params", []):
+            if varargs in kwargs:
+                raise TypeError(f"{name}() got an unexpected keyword argument '{varargs}'")
+            kwargs[varargs] = list(args[len(params):])
+            args = args[: len(params)]
         if len(args) > len(params):
             raise TypeError(f"{name}() takes {len(params)} positional arguments but {len(args)} were given")
         for param, value in zip(params, args, strict=False):

@@ -37,7 +37,8 @@ class Tool:
 
     `fn` receives keyword arguments. `parameters` is the JSON schema of those arguments (an object
     schema). `returns` is the return type as text (`"dict"`, `"list[str]"`), or None if unknown.
-    `deferred` tools are hidden from the prompt and found through tool search.
+    `deferred` tools are hidden from the prompt and found through tool search. `varargs` names the
+    array parameter that collects extra positional arguments when code calls the tool (`f(*args)`).
     """
 
     name: str
@@ -49,6 +50,7 @@ class Tool:
     deferred: bool = False
     source: str = "python"
     returns_doc: str | None = None
+    varargs: str | None = None
     _validator: type[pydantic.BaseModel] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
@@ -123,6 +125,10 @@ class Tool:
         required = set(self.parameters.get("required", []))
         parts = []
         for pname, pschema in props.items():
+            if pname == self.varargs:
+                items = pschema.get("items")
+                parts.append(f"*{pname}: {schema_type_text(items)}" if items else f"*{pname}")
+                continue
             text = f"{pname}: {schema_type_text(pschema, self.parameters.get('$defs', {}))}"
             if pname not in required:
                 text += f" = {_default_text(pschema)}"
