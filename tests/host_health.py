@@ -16,13 +16,16 @@ def host_state() -> dict[str, object]:
     state: dict[str, object] = {name: resource.getrlimit(getattr(resource, name))
                                 for name in dir(resource) if name.startswith("RLIMIT_")}
     for tid in os.listdir("/proc/self/task"):
+        ioprio = libc.syscall(252, 1, int(tid))  # ioprio_get(IOPRIO_WHO_PROCESS, tid)
         try:
             stat = Path(f"/proc/self/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
             cpus = [line for line in Path(f"/proc/self/task/{tid}/status").read_text().splitlines()
                     if line.startswith("Cpus_allowed_list")]
-        except OSError:  # the thread ended meanwhile
+        except OSError:
             continue
-        state[f"task {tid}"] = (stat[16], stat[37], stat[38], cpus, libc.syscall(252, 1, int(tid)))
+        if ioprio < 0 or stat[0] in ("Z", "X"):  # the thread ended meanwhile
+            continue
+        state[f"task {tid}"] = (stat[16], stat[37], stat[38], cpus, ioprio)
     return state
 
 
