@@ -12,6 +12,7 @@ class, robust-futex list, a pidfd; and by listing /proc. Every probe of the host
 # expect: getsid init PermissionError
 # expect: ioprio_get host -1 1
 # expect: get_robust_list host -1 1
+# expect: capget host -1 1
 # expect: proc list PermissionError
 # expect: own session ok
 import ctypes, os
@@ -41,5 +42,9 @@ head, size = ctypes.c_void_p(), ctypes.c_size_t()
 ctypes.set_errno(0)
 print("get_robust_list host", libc.syscall(ctypes.c_long(274), ctypes.c_long(host), ctypes.byref(head),
                                             ctypes.byref(size)), ctypes.get_errno())
+header = (ctypes.c_int * 2)(0x20080522, host)
+data = (ctypes.c_uint32 * 6)()
+ctypes.set_errno(0)
+print("capget host", libc.capget(header, data), ctypes.get_errno())
 assert os.getsid(0) == os.getpid() and os.getpgid(0) == os.getpid()
 print("own session ok")

@@ -43,7 +43,7 @@ TIOCLINUX = 0x541C
 NR = {
     "ioctl": 16, "socket": 41, "socketpair": 53, "clone": 56, "fork": 57, "vfork": 58, "execve": 59,
     "kill": 62, "fcntl": 72, "ptrace": 101, "syslog": 103, "setpgid": 109, "setsid": 112, "getpgid": 121,
-    "getsid": 124, "uselib": 134, "personality": 135, "rt_sigqueueinfo": 129, "getpriority": 140,
+    "getsid": 124, "capget": 125, "uselib": 134, "personality": 135, "rt_sigqueueinfo": 129, "getpriority": 140,
     "setpriority": 141, "sched_setparam": 142, "sched_getparam": 143, "sched_setscheduler": 144,
     "sched_getscheduler": 145, "sched_rr_get_interval": 148, "vhangup": 153, "modify_ldt": 154,
     "pivot_root": 155, "adjtimex": 159, "chroot": 161, "acct": 163, "settimeofday": 164, "mount": 165,
@@ -76,10 +76,12 @@ COMMON_DENY = [
     "setsid", "setpgid",  # nothing may leave the session/process group that a timeout kills
     "pidfd_open",  # a pidfd of any process would be an existence oracle; children's come from clone(CLONE_PIDFD)
 ]
-# Also denied in the worker: no exec, no new processes, no sockets, no signals except to itself.
+# Also denied in the worker: no exec, no new processes, no sockets, no signals except to itself, and no
+# capget (it reads any pid's capabilities; the pid is behind a pointer, so the shell, whose tools use it
+# on themselves, keeps it).
 WORKER_DENY = [
     "execve", "execveat", "fork", "vfork", "socket", "socketpair", "tkill", "rt_sigqueueinfo",
-    "rt_tgsigqueueinfo", "pidfd_send_signal",
+    "rt_tgsigqueueinfo", "pidfd_send_signal", "capget",
 ]
 # Calls whose first argument is a pid (or tid) they read, change or probe: another process's limits
 # (prlimit64 can set RLIMIT_CPU on the host and so kill it), scheduling, CPU affinity, session and process

@@ -4,6 +4,8 @@ Writes only in the workspace, no sockets (socketpair only), exec and child proce
 capabilities dropped, scrubbed environment, own session; on timeout the whole process group is killed.
 Signals: with Landlock ABI >= 6 confined to the command's own processes; on older kernels signals to
 pid <= 0 and to the host are refused, but other processes of the same user can still be signalled by pid.
+Every other call that names a process (prlimit, priority, affinity, ...) takes pid 0 only. Tasks and memory
+are bounded for the command's processes together (runlimits: a per-run cgroup, else the host samples them).
 Used by the `run_shell` builtin in every mode.
 """
 
