@@ -31,9 +31,11 @@ pytestmark = pytest.mark.skipif(landlock.abi_version() < 1, reason="needs Landlo
 
 
 class Sampler:
-    """Peak tasks and peak summed Pss_Anon of the sessions led by children of this process (the launchers)."""
+    """Peak tasks and peak summed Pss_Anon of the run in `workspace`: the session led by a child of this
+    process (the launcher) whose working directory is the workspace."""
 
-    def __init__(self) -> None:
+    def __init__(self, workspace: Path) -> None:
+        self.workspace = str(workspace.resolve())
         self.max_tasks = 0
         self.max_anon = 0
         self._stop = threading.Event()
@@ -57,7 +59,8 @@ class Sampler:
                         stats[int(entry)] = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
                     except OSError:
                         continue
-            leaders = {pid for pid, f in stats.items() if int(f[1]) == me and int(f[3]) == pid}
+            leaders = {pid for pid, f in stats.items() if int(f[1]) == me and int(f[3]) == pid
+                       and _cwd(pid) == self.workspace}
             members = [pid for pid, f in stats.items() if int(f[3]) in leaders]
             tasks = sum(int(stats[pid][17]) for pid in members)
             anon = 0
@@ -73,6 +76,13 @@ class Sampler:
             time.sleep(0.003)
 
 
+def _cwd(pid: int) -> str | None:
+    try:
+        return os.readlink(f"/proc/{pid}/cwd")
+    except OSError:
+        return None
+
+
 @pytest.fixture(params=["cgroup", "supervisor"])
 def layer(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     if request.param == "cgroup" and not HAS_CGROUPS:
@@ -84,18 +94,20 @@ def layer(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> It
 def _run(ws: Path, program: str, args: str, **limits: int) -> tuple[str, str, int, Sampler]:
     shutil.copy(PROGRAMS / program, ws / program)
     before = host_state()
-    with Sampler() as sampler:
+    cgroups = _our_cgroups()
+    with Sampler(ws) as sampler:
         res = run_confined(f"python3 -I {program} {args}", workspace=ws, timeout=20, **limits)
     assert not res.timed_out, res
     same_host_state(before, host_state())
     assert run_confined("echo alive", workspace=ws, timeout=10).stdout == "alive\n"
+    assert _our_cgroups() <= cgroups  # the run's cgroups are gone (others may belong to sandboxes still open)
     return res.stdout, res.stderr, res.exit_code, sampler
 
 
-def _our_cgroups() -> list[str]:
+def _our_cgroups() -> set[str]:
     prefix = f"{runlimits.PREFIX}{os.getpid()}-"
-    return [name for _, base in runlimits.hierarchies().values() for name in os.listdir(base)
-            if name.startswith(prefix)]
+    return {os.path.join(base, name) for _, base in runlimits.hierarchies().values() for name in os.listdir(base)
+            if name.startswith(prefix)}
 
 
 def test_fork_flood_is_held_to_the_process_limit(layer: str, tmp_path: Path) -> None:
@@ -110,7 +122,6 @@ def test_fork_flood_is_held_to_the_process_limit(layer: str, tmp_path: Path) -> 
         # then it is stopped as a whole, before the program's own end.
         assert "stopped: the run had" in err and "(limit 48 for the whole run)" in err, out + err
         assert code == -9
-    assert _our_cgroups() == []
 
 
 def test_fork_flood_control_reaches_past_the_limit(tmp_path: Path) -> None:
@@ -135,7 +146,6 @@ def test_memory_spread_is_held_to_the_run_total(layer: str, tmp_path: Path) -> N
     else:
         assert "stopped: the run's processes held" in err and "(limit 192 MiB for the whole run)" in err, out + err
         assert code == -9
-    assert _our_cgroups() == []
 
 
 def test_memory_spread_control_holds_all_of_it(tmp_path: Path) -> None:
@@ -156,12 +166,13 @@ def test_worker_threads_are_held_to_max_tasks(tmp_path: Path) -> None:
         "except RuntimeError as e:\n"
         "    print('stopped at', n, e)\n"
     )
+    cgroups = _our_cgroups()
     with Sandbox(tmp_path, SandboxLimits(timeout=10, max_tasks=16)) as sb:
         text = sb.run(program, [], lambda name, kwargs: None).text()
         assert sb.run("print('still here')", [], lambda name, kwargs: None).text() == "still here"
     assert text.startswith("stopped at "), text
     assert int(text.split()[2]) < 16
-    assert _our_cgroups() == []
+    assert _our_cgroups() <= cgroups
 
 
 @pytest.mark.skipif(not HAS_CGROUPS, reason="no cgroup hierarchy with pids and memory can be made here")
