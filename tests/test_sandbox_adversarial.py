@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from host_health import host_state, same_host_state
 from toolmode.sandbox import Sandbox, SandboxLimits, StubSpec, landlock
 
 CORPUS = sorted((Path(__file__).parent / "adversarial").glob("*.py"))
@@ -72,6 +73,7 @@ def test_program_is_contained(program: Path, tmp_path: Path, monkeypatch: pytest
     sentinel.mkdir()
     (sentinel / "keep.txt").write_text("keep")
     before = _snapshot(sentinel)
+    host_before = host_state()
     source = program.read_text()
     code = source.replace("{{SENTINEL}}", str(sentinel)).replace("{{WORKSPACE}}", str(ws))
     expects = [line.split(":", 1)[1].strip() for line in source.splitlines() if line.startswith("# expect:")]
@@ -94,6 +96,7 @@ def test_program_is_contained(program: Path, tmp_path: Path, monkeypatch: pytest
     assert SECRET not in text
     assert after.text() == "still here"
     assert _snapshot(sentinel) == before
+    same_host_state(host_before, host_state())
     for path in ws.rglob("*"):
         if path.is_file() and path.stat().st_size < 10_000_000:
             assert SECRET.encode() not in path.read_bytes()

@@ -73,6 +73,14 @@ def set_limits(*, cpu_soft: int | None, cpu_hard: int | None, memory_mb: int | N
         lower(resource.RLIMIT_NPROC, nproc)
 
 
+def join_cgroups(procs_files: list[str]) -> None:
+    """Move this process into the run's cgroups (before lock_down: afterwards neither /sys nor the
+    capability to write there is left). Raises OSError; the caller fails closed."""
+    for path in procs_files:
+        with open(path, "w") as f:
+            f.write("0")
+
+
 def lock_down(workspace: str, *, worker: bool, protect: tuple[int, ...] = ()) -> dict[str, object]:
     """Capabilities, Landlock and seccomp for this process; returns what was applied (for the policy line).
 

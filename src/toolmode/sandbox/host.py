@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..hostenv import environment_refusal
-from . import boot, landlock, seccomp
+from . import boot, landlock, runlimits, seccomp
 from .output import cap_output, format_error
 from .protocol import Channel, ChannelClosed, FrameTimeout, ProtocolError, encode
 from .spawn import interpreter, kill_group, on_spawner, scrubbed_env
@@ -104,9 +104,10 @@ def _error_reply(cid: Any, exc: BaseException | None = None, message: str = "") 
 class _Worker:
     """One worker process and its channel."""
 
-    def __init__(self, proc: subprocess.Popen[bytes], chan: Channel) -> None:
+    def __init__(self, proc: subprocess.Popen[bytes], chan: Channel, group: runlimits.RunGroup | None = None) -> None:
         self.proc = proc
         self.chan = chan
+        self.group = group
         self.ready = False
         self.runs = 0
 
@@ -123,6 +124,8 @@ class _Worker:
             self.proc.wait(timeout=5)
         kill_group(self.proc.pid)  # anything else left in its group (there should be nothing)
         self.chan.sock.close()
+        if self.group is not None:
+            self.group.close()
 
     def status(self) -> str:
         """How the process ended, in words (after it ended)."""
@@ -286,6 +289,9 @@ class Sandbox:
     def _start(self) -> _Worker:
         """Start a worker process and send it its policy (runs on the spawner thread)."""
         ours, theirs = socket.socketpair()
+        # Tasks and memory of the worker as a whole (threads, kernel memory; root ignores RLIMIT_NPROC).
+        group = (runlimits.create(max_tasks=self.limits.max_tasks, memory_mb=self.limits.memory_mb)
+                 if self.policy == "landlock" else None)
         try:
             parent = 0 if self.policy == "bwrap" else os.getpid()
             argv, code_fd = boot.command(interpreter(), "worker")  # never worker.py from disk
@@ -298,11 +304,19 @@ class Sandbox:
                                     close_fds=True, start_new_session=True)
         except BaseException:
             ours.close()
+            if group is not None:
+                group.close()
             raise
         finally:
             theirs.close()
         self.spawned_pids.append(proc.pid)
-        worker = _Worker(proc, Channel(ours, max_in=self.limits.max_frame_bytes))
+        if group is not None:
+            try:
+                group.add(proc.pid)  # before the init frame: the worker has run nothing of the model's yet
+            except OSError:
+                group.close()  # still one process under RLIMIT_AS, with no fork
+                group = None
+        worker = _Worker(proc, Channel(ours, max_in=self.limits.max_frame_bytes), group)
         lim = self.limits
         cpu = lim.cpu()
         # One run per worker without persistence; with it, a ceiling for a long session (each run's own

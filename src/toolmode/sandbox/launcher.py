@@ -52,6 +52,7 @@ def main() -> None:
     argv = sys.argv[2:]
     try:
         caps.die_with_parent(cfg["parent"])
+        confine.join_cgroups(cfg.get("cgroups", []))  # the run's process and memory limits (runlimits.py)
         # RLIMIT_NPROC counts all tasks of the uid, so allow what exists now plus a margin for the command.
         confine.set_limits(cpu_soft=cfg["cpu_seconds"], cpu_hard=cfg["cpu_seconds"] + 1,
                            memory_mb=cfg["memory_mb"], file_size_mb=cfg["file_size_mb"],

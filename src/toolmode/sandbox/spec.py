@@ -17,7 +17,8 @@ class UnsafeWorkspace(SandboxUnavailable):
 @dataclass(frozen=True)
 class SandboxLimits:
     """Per-run limits. `cpu_seconds=None` means the wall `timeout` (rounded up). `max_write_mb`: how much
-    the used space of the workspace's file system may grow during one run (checked by the host)."""
+    the used space of the workspace's file system may grow during one run (checked by the host).
+    `max_tasks` (threads) and `memory_mb` also bound the worker as a whole where a cgroup can be made."""
 
     timeout: float = 30.0
     cpu_seconds: int | None = None
@@ -28,6 +29,7 @@ class SandboxLimits:
     max_tool_calls: int = 200
     max_frame_bytes: int = 4 * 1024 * 1024
     max_write_mb: int = 512
+    max_tasks: int = 128
 
     def cpu(self) -> int:
         """CPU seconds allowed per run."""

@@ -1,0 +1,73 @@
+"""Every script in tests/adversarial/shell/ must be contained when run through run_confined (`run_shell`).
+
+`{{HOST}}` in a script is replaced by this test process's pid: the launcher's parent, i.e. the host, as an
+attacker who guessed it would write it. For each script: its output shows every `# expect:` line and none
+of the words the scripts print on success (CHANGED, LEAKED); the host's limits, niceness, scheduler,
+affinity and I/O class are unchanged; and the host still runs a command afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from host_health import host_state, same_host_state
+from toolmode.sandbox import landlock
+from toolmode.sandbox.shell import run_confined
+
+SCRIPTS = sorted((Path(__file__).parent / "adversarial" / "shell").glob("*.sh"))
+
+pytestmark = pytest.mark.skipif(landlock.abi_version() < 1, reason="needs Landlock")
+
+
+def test_shell_corpus_exists() -> None:
+    assert len(SCRIPTS) >= 5
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.stem)
+def test_shell_script_is_contained(script: Path, tmp_path: Path) -> None:
+    source = script.read_text()
+    expects = [line.split(":", 1)[1].strip() for line in source.splitlines() if line.startswith("# expect:")]
+    before = host_state()
+    res = run_confined(source.replace("{{HOST}}", str(os.getpid())), workspace=tmp_path, timeout=20)
+    out = res.stdout + res.stderr
+    assert expects, "every script names what its output must show"
+    assert not res.timed_out, out
+    for expected in expects:
+        assert expected in res.stdout, f"{expected!r} not in output:\n{out}"
+    for word in ("CHANGED", "LEAKED"):
+        assert word not in out, out
+    same_host_state(before, host_state())
+    assert run_confined("echo alive", workspace=tmp_path, timeout=10).stdout == "alive\n"
+
+
+def test_shell_filter_without_landlock_scoping_refuses_sigio_owners() -> None:
+    # Kernels whose Landlock cannot scope signals (ABI < 6) do not stop SIGIO either: the shell's filter
+    # (built as for such a kernel, installed in a throwaway child) refuses the host and process groups as
+    # owners, and the pointer forms; the caller itself stays a valid owner.
+    from toolmode.sandbox.spawn import HERE
+
+    program = (
+        "import fcntl, os, struct, sys\n"
+        f"sys.path.insert(0, {str(HERE)!r})\n"
+        "import caps, seccomp\n"
+        "host = os.getppid()\n"
+        "caps.prctl(caps.PR_SET_NO_NEW_PRIVS, 1)\n"
+        "seccomp.install(seccomp.build_filter(worker=False, protect=(host,)))\n"
+        "r, w = os.pipe()\n"
+        "for label, action in [('host', lambda: fcntl.fcntl(r, fcntl.F_SETOWN, host)),\n"
+        "                      ('group', lambda: fcntl.fcntl(r, fcntl.F_SETOWN, -os.getpgid(0))),\n"
+        "                      ('ex', lambda: fcntl.fcntl(r, 15, struct.pack('ii', 1, host))),\n"
+        "                      ('ioctl', lambda: fcntl.ioctl(r, 0x8901, struct.pack('i', host))),\n"
+        "                      ('self', lambda: fcntl.fcntl(r, fcntl.F_SETOWN, os.getpid())),\n"
+        "                      ('prlimit host', lambda: __import__('resource').prlimit(host, 7))]:\n"
+        "    try:\n        action()\n        print(label, 'allowed')\n"
+        "    except PermissionError:\n        print(label, 'EPERM')\n"
+    )
+    out = subprocess.run([sys.executable, "-I", "-c", program], capture_output=True, text=True, timeout=30)
+    assert out.stdout.splitlines() == ["host EPERM", "group EPERM", "ex EPERM", "ioctl EPERM", "self allowed",
+                                       "prlimit host EPERM"], out.stdout + out.stderr
