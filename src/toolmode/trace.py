@@ -99,6 +99,12 @@ class Trace:
         for sink in self.sinks:
             sink.close()
 
+    def __enter__(self) -> Trace:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
 
 def new_trace_path(runs_dir: Path | str, label: str = "run") -> Path:
     """A fresh file name under `runs_dir`: `<UTC timestamp>-<label>.jsonl`."""
