@@ -217,3 +217,14 @@ def test_cli_reports_a_budget_stop(scripted, tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert proc.returncode == 1
     assert "stopped: budget - token budget of 1 spent" in proc.stdout
+
+
+def test_run_shell_is_killed_at_the_runs_deadline(scripted, workspace: Path) -> None:
+    from toolmode.tools.builtin import builtin_tools
+
+    server = scripted([call("run_shell", command="sleep 2 && echo late > marker.txt"), reply("never")])
+    with Agent(builtin_tools(workspace), mode="react", model="m", base_url=server.base_url, timeout=0.5) as agent:
+        result = agent.run("write late")
+    assert (result.stopped, result.limit) == ("budget", "timeout")
+    time.sleep(3)  # past the command's own sleep: had it outlived the run, the file would exist now
+    assert not (workspace / "marker.txt").exists()

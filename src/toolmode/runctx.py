@@ -67,3 +67,12 @@ def run_state(owner: object, factory: Callable[[], T]) -> T | None:
     if state is None:
         state = ctx.state.setdefault(key, factory())  # atomic: parallel calls agree
     return state  # type: ignore[no-any-return]
+
+
+def cap_timeout(seconds: float) -> float:
+    """`seconds`, or less when the current run's time budget ends sooner (never below 0.1 s), so a tool
+    that can run long stops with the run instead of outliving it."""
+    ctx = _CURRENT.get()
+    if ctx is None:
+        return seconds
+    return max(0.1, min(seconds, ctx.limits.remaining()))
