@@ -8,6 +8,7 @@ Each turn shows the same step view as `toolmode run`; the whole session is one t
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import sys
 import threading
@@ -25,6 +26,9 @@ MODES = ("react", "code", "hybrid")
 def read_message(prompt: str = "you> ") -> str | None:
     """One message from stdin (continued over lines ending in a backslash); None at end of input."""
     tty = sys.stdin.isatty()
+    if tty:
+        with contextlib.suppress(ImportError):  # not on every platform
+            import readline  # noqa: F401 - line editing and history for input()
     lines: list[str] = []
     while True:
         try:

@@ -9,8 +9,8 @@ ROLES = ("system", "user", "assistant", "tool")
 
 
 def check_history(history: Any) -> list[dict[str, Any]]:
-    """A copy of `history` (a list of chat messages, e.g. `result.messages`); ValueError naming the first
-    problem otherwise. Tool results must answer a tool call made earlier in the history."""
+    """A new list holding the messages of `history` (chat messages, e.g. `result.messages`); ValueError
+    naming the first problem otherwise. Tool results must answer a tool call made earlier in the history."""
     if isinstance(history, (str, bytes, dict)) or not isinstance(history, Sequence):
         raise ValueError(f"history must be a list of chat messages (e.g. result.messages), "
                          f"not {type(history).__name__}")
@@ -42,7 +42,7 @@ def check_history(history: Any) -> list[dict[str, Any]]:
                              "which no earlier assistant message called")
         if role == "tool":
             pending = [c for c in pending if c != msg["tool_call_id"]]
-        out.append(dict(msg))
+        out.append(msg)  # the same objects: never changed by the loop, and the client reuses their encoding
     if pending:
         raise ValueError(f"history ends with tool call(s) {', '.join(pending)} that have no tool result")
     return out
