@@ -10,13 +10,14 @@ the step limit, a budget or a cancellation. Everything that happens is published
 from __future__ import annotations
 
 import contextvars
+import functools
 import json
 import threading
 import time
 from datetime import UTC, datetime
 from typing import Any
 
-from toolmode import runctx
+from toolmode import runctx, workers
 from toolmode.budget import Budget, CancelToken, Limits, RunStopped
 from toolmode.events import (
     ErrorEvent,
@@ -180,7 +181,7 @@ def _run_calls(calls: list[ToolCall], mode: Mode, limit: int, ctx: runctx.RunCon
                messages: list[dict[str, Any]], record: StepRecord) -> None:
     """Run the calls of one reply concurrently; record them and append their results in the model's order.
 
-    Each call runs on a daemon thread (in a copy of the run's context), so the loop can stop waiting at
+    Each call runs on a worker thread (in a copy of the run's context), so the loop can stop waiting at
     the run's deadline, on cancellation or on Ctrl-C; calls still running then are abandoned and answered
     with STOPPED_CALL, which keeps `messages` a valid conversation to continue.
     """
@@ -191,19 +192,20 @@ def _run_calls(calls: list[ToolCall], mode: Mode, limit: int, ctx: runctx.RunCon
 
     def work(i: int) -> None:
         call = calls[i]
-        ctx.publish(ToolCallStarted(ctx.step, call.id, call.name, call.arguments))
-        record = _run_call(call, mode, limit)
-        results[i] = record
-        ctx.publish(ToolCallFinished(ctx.step, record.id, record.name, record.arguments, record.result,
-                                     record.error, record.seconds))
-        with lock:
-            left[0] -= 1
-            if left[0] == 0:
-                all_done.set()
+        try:
+            ctx.publish(ToolCallStarted(ctx.step, call.id, call.name, call.arguments))
+            done = results[i] = _run_call(call, mode, limit)
+            ctx.publish(ToolCallFinished(ctx.step, done.id, done.name, done.arguments, done.result, done.error,
+                                         done.seconds))
+        finally:  # counted even if something above failed, so the loop never waits for a lost call
+            with lock:
+                left[0] -= 1
+                if left[0] == 0:
+                    all_done.set()
 
-    for i, c in enumerate(calls):
-        context = contextvars.copy_context()  # one copy per thread: a context is entered by one thread at a time
-        threading.Thread(target=context.run, args=(work, i), daemon=True, name=f"tool-{i}-{c.name}").start()
+    for i in range(len(calls)):
+        context = contextvars.copy_context()  # one copy per call: a context is entered by one thread at a time
+        workers.submit(functools.partial(context.run, work, i))
     try:
         while not all_done.wait(min(max(ctx.limits.remaining(), 0.0), 0.05)):
             ctx.limits.check_time()
