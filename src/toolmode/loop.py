@@ -158,8 +158,7 @@ def run_agent(
                 messages.append({"role": "user", "content": spec.correction(problems)})
                 continue
             _run_calls(reply.tool_calls, mode, max_result_chars, ctx, messages, record)
-    except RunStopped as stop:
-        trace.publish(Notice(str(stop).removeprefix("stopped: ")))
+    except RunStopped as stop:  # run_end says why, and which limit
         return finish(None, stop.stopped, str(stop), stop.limit)
     except KeyboardInterrupt:
         finish(None, "interrupted", "interrupted by the user")
