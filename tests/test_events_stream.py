@@ -142,3 +142,4 @@ def test_event_types_are_exported_from_toolmode() -> None:
     for name in ("RunStart", "TextDelta", "ReasoningDelta", "ToolCallStarted", "ToolCallFinished", "StepUsage",
                  "RunEnd", "Notice", "Retry", "ErrorEvent", "ToolsSent", "BaseEvent"):
         assert name in toolmode.__all__ and hasattr(toolmode, name)
+

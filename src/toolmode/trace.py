@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -92,7 +93,8 @@ class Trace:
                     sink.emit(event)
                 except Exception as exc:  # noqa: BLE001 - a broken printer must not kill the agent
                     self.sinks.remove(sink)
-                    print(f"toolmode: trace sink {type(sink).__name__} failed and was removed: {exc}")
+                    warnings.warn(f"toolmode: trace sink {type(sink).__name__} failed and was removed: {exc}",
+                                  RuntimeWarning, stacklevel=2)
 
     def close(self) -> None:
         """Close every sink."""
