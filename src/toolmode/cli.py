@@ -79,7 +79,7 @@ def _add_agent_args(run: argparse.ArgumentParser) -> None:
     run.add_argument("--stream", action="store_true", help="stream replies (SSE)")
     run.add_argument("--sandbox", choices=["auto", "landlock", "bwrap", "none"], default="auto",
                      help="code sandbox; 'none' runs model code unconfined (unsafe)")
-    run.add_argument("--persistent", action="store_true", help="code mode: keep variables between run_code calls")
+    run.add_argument("--persistent", action="store_true", help="code mode: keep variables between run_code calls (and chat turns)")
     run.add_argument("--no-recover", action="store_true",
                      help="do not recover tool calls (or code blocks) that a model wrote as text")
     run.add_argument("--runs-dir", default="runs", help="where JSONL traces go (default: ./runs)")
