@@ -302,7 +302,8 @@ def test_run_agent_with_a_mode_and_a_client(scripted) -> None:
         model.close()
     assert result.answer == "fine"
     kinds = [e.kind for e in sink.events]
-    assert kinds == ["tools", "reply", "tool_result", "reply", "run_end"]  # tools only when they change
+    # the loop itself starts and ends the stream; tools only when they change
+    assert kinds == ["run_start", "tools", "reply", "tool_call", "tool_result", "reply", "run_end"]
     assert sink.of("tools")[0].data["names"] == ["echo"]
     assert sink.of("run_end")[0].data["stopped"] == "answer"
 

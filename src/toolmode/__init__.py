@@ -14,9 +14,29 @@ result = Agent(tools=[read_file], mode="react").run("How many lines does log1.tx
 
 import toolmode._safe_path  # noqa: F401  (first: `python -m toolmode` must not import from the cwd)
 from toolmode.agent import Agent
+from toolmode.budget import Budget, CancelToken
+from toolmode.chat import Chat
+from toolmode.events import (
+    BaseEvent,
+    ErrorEvent,
+    Event,
+    Notice,
+    ReasoningDelta,
+    Retry,
+    RunEnd,
+    RunStart,
+    StepUsage,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolsSent,
+)
 from toolmode.loop import run_agent
 from toolmode.models import ModelClient, ModelError
+from toolmode.models.base import FallbackModel, Model
+from toolmode.models.reply import Reply, ToolCall
 from toolmode.result import CallRecord, RunResult, StepRecord
+from toolmode.settings import ModelSettings, OutputSettings, SandboxSettings
 from toolmode.tools.base import Tool, tool
 from toolmode.usage import Usage
 
@@ -42,12 +62,35 @@ def mcp_tools(*args, **kwargs):  # type: ignore[no-untyped-def]
 
 __all__ = [
     "Agent",
+    "BaseEvent",
+    "Budget",
     "CallRecord",
+    "CancelToken",
+    "Chat",
+    "ErrorEvent",
+    "Event",
+    "FallbackModel",
+    "Model",
     "ModelClient",
     "ModelError",
+    "ModelSettings",
+    "Notice",
+    "OutputSettings",
+    "ReasoningDelta",
+    "Reply",
+    "Retry",
+    "RunEnd",
     "RunResult",
+    "RunStart",
+    "SandboxSettings",
     "StepRecord",
+    "StepUsage",
+    "TextDelta",
     "Tool",
+    "ToolCall",
+    "ToolCallFinished",
+    "ToolCallStarted",
+    "ToolsSent",
     "Usage",
     "builtin_tools",
     "mcp_tools",

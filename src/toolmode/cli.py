@@ -18,6 +18,16 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be more than 0, got {text}")
+    return value
+
+
 def _non_negative_int(text: str) -> int:
     value = int(text)
     if value < 0:
@@ -49,12 +59,8 @@ def _add_tool_args(p: argparse.ArgumentParser, *, nested: bool = False) -> None:
                         "directory (unsafe: code and run_shell could change them)")
 
 
-def _build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="toolmode", description="Run an agent in react, code or hybrid mode.")
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    run = sub.add_parser("run", help="run one task")
-    run.add_argument("task")
+def _add_agent_args(run: argparse.ArgumentParser) -> None:
+    """The options of `run` and `chat` that configure the agent (mode, model, limits, trace)."""
     run.add_argument("--mode", choices=["react", "code", "hybrid"], default="code",
                      help="react: native tool calls; code: one run_code tool; hybrid: both (default: %(default)s)")
     run.add_argument("--search", choices=["load", "proxy"], help="react mode: how hidden tools are found")
@@ -73,15 +79,32 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--stream", action="store_true", help="stream replies (SSE)")
     run.add_argument("--sandbox", choices=["auto", "landlock", "bwrap", "none"], default="auto",
                      help="code sandbox; 'none' runs model code unconfined (unsafe)")
-    run.add_argument("--persistent", action="store_true", help="code mode: keep variables between run_code calls")
+    run.add_argument("--persistent", action="store_true", help="code mode: keep variables between run_code calls (and chat turns)")
     run.add_argument("--no-recover", action="store_true",
                      help="do not recover tool calls (or code blocks) that a model wrote as text")
     run.add_argument("--runs-dir", default="runs", help="where JSONL traces go (default: ./runs)")
     run.add_argument("--no-trace", action="store_true", help="write no trace file")
+    run.add_argument("--max-cost", type=_positive_float, metavar="USD",
+                     help="stop a run once it has cost this much (needs a known price)")
+    run.add_argument("--max-tokens", type=_positive_int, help="stop a run once it has used this many tokens")
+    run.add_argument("--timeout", type=_positive_float, metavar="SECONDS", help="stop a run after this wall time")
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="toolmode", description="Run an agent in react, code or hybrid mode.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="run one task")
+    run.add_argument("task")
+    _add_agent_args(run)
     out = run.add_mutually_exclusive_group()
     out.add_argument("--quiet", action="store_true", help="print only the answer")
     out.add_argument("--json", action="store_true", help="print the result as JSON")
     _add_tool_args(run)
+
+    chat = sub.add_parser("chat", help="an interactive conversation (Ctrl-C stops a turn, Ctrl-D leaves)")
+    _add_agent_args(chat)
+    _add_tool_args(chat)
 
     tools = sub.add_parser("tools", help="list tools, or rank them for a query: toolmode tools search QUERY")
     _add_tool_args(tools)
@@ -125,16 +148,17 @@ def _load_tools(args: argparse.Namespace) -> list[Any]:
     return tools
 
 
-def _cmd_run(args: argparse.Namespace) -> int:
+def _make_agent(args: argparse.Namespace, mode: str, *, console: bool = True, quiet: bool = False) -> Any:
     from toolmode.agent import Agent
 
-    agent = Agent(
+    return Agent(
         tools=_load_tools(args),
-        mode=args.mode,
-        search=args.search,
+        mode=mode,
+        # a mode switched to in chat drops the options of the first mode that it does not take
+        search=args.search if mode in ("react", args.mode) else None,
         ranker=args.ranker,
         visible=comma_list(args.visible),
-        direct=comma_list(args.direct),
+        direct=comma_list(args.direct) if mode in ("hybrid", args.mode) else None,
         model=args.model,
         base_url=args.base_url,
         api_key_env=args.api_key_env,
@@ -142,8 +166,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         workspace=args.workspace,
         max_steps=args.max_steps,
         max_result_chars=args.max_result_chars,
-        console=not args.json,
-        quiet=args.quiet,
+        console=console,
+        quiet=quiet,
         runs_dir=None if args.no_trace else args.runs_dir,
         stream=args.stream,
         sandbox=args.sandbox,
@@ -151,12 +175,24 @@ def _cmd_run(args: argparse.Namespace) -> int:
         allow_env_in_workspace=args.allow_env_in_workspace,
         recover_text_calls=not args.no_recover,
         recover_code_blocks=False if args.no_recover else None,
+        max_cost=args.max_cost,
+        max_tokens=args.max_tokens,
+        timeout=args.timeout,
     )
-    with agent:
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    with _make_agent(args, args.mode, console=not args.json, quiet=args.quiet) as agent:
         result = agent.run(args.task)
     if args.json:
         print(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
     return 0 if result.ok else 1
+
+
+def _cmd_chat(args: argparse.Namespace) -> int:
+    from toolmode.chat_cli import chat_loop
+
+    return chat_loop(lambda mode: _make_agent(args, mode), args.mode)
 
 
 def _cmd_tools(args: argparse.Namespace) -> int:
@@ -193,7 +229,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from toolmode.models.client import ModelError
 
     try:
-        return {"run": _cmd_run, "tools": _cmd_tools}[args.command](args)
+        return {"run": _cmd_run, "chat": _cmd_chat, "tools": _cmd_tools}[args.command](args)
     except ModelError as exc:
         print(f"toolmode: {exc}", file=sys.stderr)
         return 2

@@ -1,143 +1,217 @@
-"""The agent loop, shared by every mode.
+"""The agent loop, shared by every mode and every driver (`run`, `stream`, `arun`, `astream`).
 
-Each step: send the conversation and the mode's tool schemas to the model; if the reply has no tool
-calls, it is the answer; otherwise run every call through the mode (in parallel, answered in order),
-append the results, and go on, until an answer or the step limit.
+Each step: check the budget, send the conversation and the mode's tool schemas to the model; if the
+reply has no tool calls, it is the answer (validated when an `output_type` is set); otherwise run every
+call through the mode (in parallel, answered in order), append the results, and go on, until an answer,
+the step limit, a budget or a cancellation. Everything that happens is published as a typed event
+(`toolmode.events`) on the run's trace; nothing here prints or writes on its own.
 """
 
 from __future__ import annotations
 
+import contextvars
+import functools
 import json
 import threading
 import time
-from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from toolmode.models.client import ModelClient, ModelError
+from toolmode import runctx, workers
+from toolmode.budget import Budget, CancelToken, Limits, RunStopped
+from toolmode.events import (
+    ErrorEvent,
+    Notice,
+    RunEnd,
+    RunStart,
+    StepUsage,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolsSent,
+)
+from toolmode.history import check_history
+from toolmode.models.base import Model
+from toolmode.models.client import ModelError
 from toolmode.models.pricing import PriceTable
 from toolmode.models.reply import ToolCall
 from toolmode.modes.base import Mode
+from toolmode.output import RETRIES, OutputSpec
 from toolmode.result import CallRecord, RunResult, StepRecord
 from toolmode.trace import Trace
 from toolmode.usage import Usage
 
 DEFAULT_MAX_STEPS = 10
 DEFAULT_MAX_RESULT_CHARS = 4000
+STOPPED_CALL = "Error: the run stopped before this call finished"
 
 
 def run_agent(
     task: str,
     mode: Mode,
-    model: ModelClient,
+    model: Model,
     *,
     max_steps: int = DEFAULT_MAX_STEPS,
     max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
     trace: Trace | None = None,
     system_prompt: str | None = None,
+    instructions: str | None = None,
     prices: PriceTable | None = None,
+    history: list[dict[str, Any]] | None = None,
+    budget: Budget | None = None,
+    cancel: list[CancelToken] | None = None,
+    output_type: Any = None,
+    event_loop: Any = None,
 ) -> RunResult:
-    """Run `task` to an answer (or the step limit) and return the result with usage and cost.
+    """Run `task` to an answer (or a limit) and return the result with usage and cost.
 
-    Model errors and unexpected failures end the run with `stopped="error"`; Ctrl-C ends it with
-    `stopped="interrupted"` in the trace and is then re-raised. Either way the trace ends with `run_end`.
+    `system_prompt` replaces the mode's prompt, `instructions` are added to it. `history` (earlier
+    `result.messages`) continues a conversation: its system message is kept as is, so the prompt cache
+    stays warm. Model errors and unexpected failures end the run with `stopped="error"`; a spent budget
+    with `"budget"`, a cancellation with `"cancelled"`; Ctrl-C with `"interrupted"` (then re-raised).
+    Every run's events end with `run_end`. Bad arguments (history shape, output_type) raise ValueError
+    before the run starts.
     """
     trace = trace or Trace()
     prices = prices or PriceTable()
-    mode.reset()
-    started = time.monotonic()
-    messages: list[dict[str, Any]] = []
-    system = "\n\n".join(p for p in (system_prompt, mode.system_prompt()) if p)
-    if system:
-        messages.append({"role": "system", "content": system})
-    messages.append({"role": "user", "content": task})
+    spec = OutputSpec(output_type) if output_type is not None else None
+    messages = check_history(history) if history else []
+    if not messages or messages[0]["role"] != "system":
+        base = mode.system_prompt() if system_prompt is None else system_prompt
+        system = "\n\n".join(p for p in (base, instructions) if p)
+        messages[:0] = [{"role": "system", "content": system}] if system else []
+    carried = len(messages)
+    messages.append({"role": "user", "content": f"{task}\n\n{spec.instructions()}" if spec else task})
+    limits = Limits(budget or Budget(), list(cancel or []))
+    ctx = runctx.RunContext(trace.publish, limits, event_loop)
+    token = runctx.activate(ctx)
     records: list[StepRecord] = []
     total = Usage()
+    output: Any = None
 
-    def finish(answer: str | None, stopped: str, error: str | None = None) -> RunResult:
+    def spent() -> float | None:
         costs = [r.cost for r in records]
-        cost = None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
+        return None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
+
+    def finish(answer: str | None, stopped: str, error: str | None = None, limit: str | None = None) -> RunResult:
+        cost = spent()
         if not records and prices.lookup(model.model) is None:
             cost = None  # no request made, and an unknown price stays unknown
         result = RunResult(
             answer=answer, stopped=stopped, error=error, usage=total, cost=cost,  # type: ignore[arg-type]
-            wall_time=time.monotonic() - started, model_time=sum(r.seconds for r in records),
-            records=records, messages=messages,
+            wall_time=time.monotonic() - limits.started, model_time=sum(r.seconds for r in records),
+            records=records, messages=messages, output=output, limit=limit, trace_path=trace.path,
         )
-        trace.emit("run_end", answer=answer, stopped=stopped, error=error, usage=total.to_dict(), cost=cost,
-                   wall_time=result.wall_time, model_time=result.model_time, steps=len(records),
-                   trace_path=str(trace.path) if trace.path else None)
+        trace.publish(RunEnd(answer, stopped, error, total.to_dict(), cost, result.wall_time, result.model_time,
+                             len(records), str(trace.path) if trace.path else None, limit, result))
         return result
 
-    sent_tools: list[str] | None = None
     try:
+        trace.publish(RunStart(task, mode.name, model.model, getattr(model, "base_url", None),
+                               [s["function"]["name"] for s in mode.tool_schemas()], mode.notes(),
+                               str(trace.path) if trace.path else None, carried))
+        if limits.budget.max_cost is not None and prices.lookup(model.model) is None:
+            trace.publish(Notice(f"the price of {model.model} is unknown: max_cost holds only if the server "
+                                 "reports each request's cost"))
+        sent_tools: list[str] | None = None
+        corrections = 0
         for step in range(1, max_steps + 1):
+            limits.check(total, spent())
+            ctx.step = step
             tools = mode.tool_schemas()
             names = [t["function"]["name"] for t in tools]
             if names != sent_tools:
-                trace.emit("tools", step=step, names=names, schemas=tools)
+                trace.publish(ToolsSent(step, names, tools))
                 sent_tools = names
             try:
                 reply = model.chat(messages, tools)
             except ModelError as exc:
-                trace.emit("error", step=step, message=str(exc))
+                limits.check_time()  # a request cut by the run's deadline is the budget, not an error
+                trace.publish(ErrorEvent(str(exc), step))
                 return finish(None, "error", str(exc))
             cost = reply.reported_cost
             if cost is None:
-                cost = prices.cost(model.model, reply.usage, datetime.now(UTC))
+                cost = prices.cost(reply.model or model.model, reply.usage, datetime.now(UTC))
             total.add(reply.usage)
             record = StepRecord(step, reply.usage, cost, reply.model_seconds, reply.content,
                                 recovered=reply.recovered, finish_reason=reply.finish_reason)
             records.append(record)
             messages.append(reply.message())
-            trace.emit(
-                "reply", step=step, usage=reply.usage.to_dict(), cost=cost, seconds=reply.model_seconds,
-                attempts=reply.attempts, content=reply.content, reasoning=reply.reasoning,
-                finish_reason=reply.finish_reason, recovered=reply.recovered,
-                tool_calls=[{"id": c.id, "name": c.name, "arguments": c.arguments} for c in reply.tool_calls],
-            )
+            trace.publish(StepUsage(
+                step, reply.usage.to_dict(), cost, reply.model_seconds, reply.content,
+                [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in reply.tool_calls],
+                reply.reasoning, reply.finish_reason, reply.recovered, reply.attempts, reply.model,
+            ))
             if not reply.tool_calls:
                 if reply.finish_reason in ("length", "content_filter"):
-                    trace.emit("notice", step=step, message=f"the answer was cut by the server "
-                               f"(finish_reason={reply.finish_reason})")
-                return finish(reply.content or "", "answer")
-
-            def done(call: CallRecord, step: int = step) -> None:  # traced as each call finishes
-                trace.emit("tool_result", step=step, id=call.id, name=call.name, arguments=call.arguments,
-                           result=call.result, error=call.error, seconds=call.seconds)
-
-            record.calls = _run_calls(reply.tool_calls, mode, max_result_chars, done)
-            messages.extend({"role": "tool", "tool_call_id": c.id, "content": c.result} for c in record.calls)
+                    trace.publish(Notice(f"the answer was cut by the server (finish_reason={reply.finish_reason})",
+                                         step))
+                answer = reply.content or ""
+                if spec is None:
+                    return finish(answer, "answer")
+                output, problems = spec.parse(answer)
+                if problems is None:
+                    return finish(answer, "answer")
+                if corrections >= RETRIES:
+                    return finish(answer, "error", f"the answer does not match {spec.name}: {problems}")
+                corrections += 1
+                trace.publish(Notice(f"the answer does not match {spec.name}; asking once more: {problems}", step))
+                messages.append({"role": "user", "content": spec.correction(problems)})
+                continue
+            _run_calls(reply.tool_calls, mode, max_result_chars, ctx, messages, record)
+    except RunStopped as stop:  # run_end says why, and which limit
+        return finish(None, stop.stopped, str(stop), stop.limit)
     except KeyboardInterrupt:
         finish(None, "interrupted", "interrupted by the user")
         raise
     except Exception as exc:  # noqa: BLE001 - a bug must still end the trace properly
-        trace.emit("error", message=f"internal error: {type(exc).__name__}: {exc}")
+        trace.publish(ErrorEvent(f"internal error: {type(exc).__name__}: {exc}"))
         return finish(None, "error", f"internal error: {type(exc).__name__}: {exc}")
+    finally:
+        ctx.publish = _drop  # tool threads abandoned at a stop may still finish: their events go nowhere
+        runctx.deactivate(token)
     return finish(None, "step_limit", f"stopped: step limit ({max_steps}) reached without an answer")
 
 
-def _run_calls(
-    calls: list[ToolCall], mode: Mode, limit: int, done: Callable[[CallRecord], None]
-) -> list[CallRecord]:
-    """Run the calls of one reply; several run concurrently, results keep the model's order.
+def _drop(event: object) -> None:
+    """The event sink of a run that has ended."""
 
-    Daemon threads rather than a pool: on Ctrl-C the run ends at once instead of waiting for slow tools.
+
+def _run_calls(calls: list[ToolCall], mode: Mode, limit: int, ctx: runctx.RunContext,
+               messages: list[dict[str, Any]], record: StepRecord) -> None:
+    """Run the calls of one reply concurrently; record them and append their results in the model's order.
+
+    Each call runs on a worker thread (in a copy of the run's context), so the loop can stop waiting at
+    the run's deadline, on cancellation or on Ctrl-C; calls still running then are abandoned and answered
+    with STOPPED_CALL, which keeps `messages` a valid conversation to continue.
     """
-    def run(i: int) -> None:
-        results[i] = _run_call(calls[i], mode, limit)
-        done(results[i])
+    results: list[CallRecord | None] = [None] * len(calls)
+    left = [len(calls)]
+    lock = threading.Lock()
+    all_done = threading.Event()
 
-    results: list[CallRecord] = [None] * len(calls)  # type: ignore[list-item]
-    if len(calls) == 1:
-        run(0)
-        return results
-    threads = [threading.Thread(target=run, args=(i,), daemon=True, name=f"tool-{i}-{c.name}") for i, c in enumerate(calls)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return results
+    def work(i: int) -> None:
+        call = calls[i]
+        try:
+            ctx.publish(ToolCallStarted(ctx.step, call.id, call.name, call.arguments))
+            done = results[i] = _run_call(call, mode, limit)
+            ctx.publish(ToolCallFinished(ctx.step, done.id, done.name, done.arguments, done.result, done.error,
+                                         done.seconds))
+        finally:  # counted even if something above failed, so the loop never waits for a lost call
+            with lock:
+                left[0] -= 1
+                if left[0] == 0:
+                    all_done.set()
+
+    for i in range(len(calls)):
+        context = contextvars.copy_context()  # one copy per call: a context is entered by one thread at a time
+        workers.submit(functools.partial(context.run, work, i))
+    try:
+        while not all_done.wait(min(max(ctx.limits.remaining(), 0.0), 0.05)):
+            ctx.limits.check_time()
+    finally:
+        record.calls = [r or CallRecord(c.id, c.name, c.arguments, STOPPED_CALL, True)
+                        for r, c in zip(results, calls, strict=True)]
+        messages.extend({"role": "tool", "tool_call_id": r.id, "content": r.result} for r in record.calls)
 
 
 def _run_call(call: ToolCall, mode: Mode, limit: int) -> CallRecord:
@@ -157,6 +231,8 @@ def _run_call(call: ToolCall, mode: Mode, limit: int) -> CallRecord:
             try:
                 text = mode.handle_call(call.name, arguments)
                 error = False
+            except RunStopped:
+                text = STOPPED_CALL
             except (KeyboardInterrupt, GeneratorExit):
                 raise
             except BaseException as exc:  # noqa: BLE001 - every tool failure (even SystemExit) goes back to the model

@@ -6,9 +6,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic_core import to_jsonable_python
+
 from toolmode.usage import Usage
 
-Stopped = Literal["answer", "step_limit", "error", "interrupted"]
+Stopped = Literal["answer", "step_limit", "error", "interrupted", "budget", "cancelled"]
 
 
 @dataclass
@@ -39,7 +41,12 @@ class StepRecord:
 
 @dataclass
 class RunResult:
-    """The outcome of `run_agent` / `Agent.run`. `cost` is None when a price is unknown."""
+    """The outcome of `run_agent` / `Agent.run`. `cost` is None when a price is unknown.
+
+    `output` is the validated value when the run had an `output_type`; `limit` names the budget that
+    stopped it (`max_cost`, `max_tokens`, `timeout`); `messages` is the whole conversation, to continue
+    with `agent.run(next_task, history=result.messages)`.
+    """
 
     answer: str | None
     stopped: Stopped
@@ -51,6 +58,8 @@ class RunResult:
     records: list[StepRecord]
     trace_path: Path | None = None
     messages: list[dict[str, Any]] = field(default_factory=list, repr=False)
+    output: Any = None
+    limit: str | None = None
 
     @property
     def steps(self) -> int:
@@ -74,6 +83,8 @@ class RunResult:
             "wall_time": round(self.wall_time, 4),
             "model_time": round(self.model_time, 4),
             "trace_path": str(self.trace_path) if self.trace_path else None,
+            "limit": self.limit,
+            "output": to_jsonable_python(self.output, fallback=str),
             "records": [asdict(r) for r in self.records],
         }
         if include_messages:

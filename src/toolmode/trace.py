@@ -1,6 +1,7 @@
-"""Run events and where they go: a JSONL file on disk, the terminal, or memory.
+"""Where run events go: a JSONL file on disk, the terminal, memory, or a stream consumer.
 
 The JSONL sink writes and flushes each event as it happens, so a run that dies keeps every finished step.
+The event types themselves live in `toolmode.events`.
 """
 
 from __future__ import annotations
@@ -8,30 +9,24 @@ from __future__ import annotations
 import json
 import threading
 import time
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+from toolmode.events import BaseEvent, Event, make_event
 
-@dataclass
-class Event:
-    """One thing that happened in a run. `t` is seconds since the run started."""
+__all__ = ["Event", "JsonlSink", "MemorySink", "Sink", "Trace", "new_trace_path"]
 
-    kind: str
-    data: dict[str, Any]
-    t: float = 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        """Flat dict for JSON: kind, t, then the data."""
-        return {"kind": self.kind, "t": round(self.t, 4), **self.data}
+DELTA_KINDS = frozenset({"text_delta", "reasoning_delta"})  # the `reply` event holds the whole text
 
 
 class Sink(Protocol):
     """Receives events."""
 
-    def emit(self, event: Event) -> None:
+    def emit(self, event: BaseEvent) -> None:
         """Handle one event."""
 
     def close(self) -> None:
@@ -46,8 +41,10 @@ class JsonlSink:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._file = self.path.open("a", encoding="utf-8")
 
-    def emit(self, event: Event) -> None:
-        """Write and flush the event."""
+    def emit(self, event: BaseEvent) -> None:
+        """Write and flush the event (streamed text pieces are left out: the reply event has the text)."""
+        if event.kind in DELTA_KINDS:
+            return
         self._file.write(json.dumps(event.to_dict(), ensure_ascii=False, default=str) + "\n")
         self._file.flush()
 
@@ -60,16 +57,16 @@ class JsonlSink:
 class MemorySink:
     """Keeps events in a list (tests, benchmarks)."""
 
-    events: list[Event] = field(default_factory=list)
+    events: list[BaseEvent] = field(default_factory=list)
 
-    def emit(self, event: Event) -> None:
+    def emit(self, event: BaseEvent) -> None:
         """Store the event."""
         self.events.append(event)
 
     def close(self) -> None:
         """Nothing to release."""
 
-    def of(self, kind: str) -> list[Event]:
+    def of(self, kind: str) -> list[BaseEvent]:
         """The events of one kind."""
         return [e for e in self.events if e.kind == kind]
 
@@ -84,20 +81,31 @@ class Trace:
         self._lock = threading.Lock()
 
     def emit(self, kind: str, **data: Any) -> None:
-        """Send an event to every sink. A failing sink never stops the run."""
-        event = Event(kind, data, time.monotonic() - self.started)
+        """Send an event of `kind` (typed when `toolmode.events` knows the kind) to every sink."""
+        self.publish(make_event(kind, data))
+
+    def publish(self, event: BaseEvent) -> None:
+        """Stamp `event.t` and send it to every sink. A failing sink never stops the run."""
+        event.t = time.monotonic() - self.started
         with self._lock:
             for sink in list(self.sinks):
                 try:
                     sink.emit(event)
                 except Exception as exc:  # noqa: BLE001 - a broken printer must not kill the agent
                     self.sinks.remove(sink)
-                    print(f"toolmode: trace sink {type(sink).__name__} failed and was removed: {exc}")
+                    warnings.warn(f"toolmode: trace sink {type(sink).__name__} failed and was removed: {exc}",
+                                  RuntimeWarning, stacklevel=2)
 
     def close(self) -> None:
         """Close every sink."""
         for sink in self.sinks:
             sink.close()
+
+    def __enter__(self) -> Trace:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def new_trace_path(runs_dir: Path | str, label: str = "run") -> Path:

@@ -16,6 +16,8 @@ from typing import Any
 
 import openai
 
+from toolmode import runctx
+from toolmode.events import ReasoningDelta, Retry, TextDelta
 from toolmode.models.encoding import RequestEncoder
 from toolmode.models.presets import Preset, preset_for
 from toolmode.models.reply import Reply, ToolCall
@@ -103,13 +105,19 @@ class ModelClient:
         self._client.close()
 
     def chat(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] = ()) -> Reply:
-        """Send one chat-completions request (retrying transient failures) and return the reply."""
+        """Send one chat-completions request (retrying transient failures) and return the reply.
+
+        Inside a run, the run's deadline also bounds the retries, retry waits end at once on cancellation,
+        retries are published as `Retry` events and streamed text as `TextDelta` / `ReasoningDelta`.
+        """
         body: dict[str, Any] = {"model": self.model, "messages": messages, "tools": tools, **self.params}
         started = time.monotonic()
+        run = runctx.current()
+        deadline = self.deadline if run is None else min(self.deadline, run.limits.remaining())
         attempt = unreachable = 0
         while True:
             attempt += 1
-            remaining = self.deadline - (time.monotonic() - started)
+            remaining = deadline - (time.monotonic() - started)
             try:
                 reply = self._stream(body, remaining) if self.stream else self._once(body, remaining)
                 break
@@ -123,14 +131,18 @@ class ModelClient:
                 elapsed = time.monotonic() - started
                 wait = exc.retry_after if exc.retry_after is not None else min(0.5 * 2 ** (attempt - 1), 20.0)
                 wait *= 1.0 if exc.retry_after is not None else random.uniform(0.8, 1.2)
-                if elapsed + wait >= self.deadline:
+                if elapsed + wait >= deadline:
                     raise ModelError(
                         f"gave up after {attempt} attempt(s) in {elapsed:.1f} s "
-                        f"(deadline {self.deadline:g} s): {exc}"
+                        f"(deadline {deadline:g} s): {exc}"
                     ) from None
                 if self.on_retry:
                     self.on_retry(attempt, wait, str(exc))
-                time.sleep(wait)
+                if run is None:
+                    time.sleep(wait)
+                else:
+                    run.publish(Retry(attempt, wait, str(exc)))
+                    run.limits.sleep(wait)
         reply.model_seconds = time.monotonic() - started
         reply.attempts = attempt
         self._recover(reply, tools)
@@ -182,30 +194,21 @@ class ModelClient:
         calls: dict[int, dict[str, Any]] = {}
         usage_data: dict[str, Any] | None = None
         finish: str | None = None
+        run = runctx.current()
         with _translate_errors(self):
             request = {k: v for k, v in body.items() if k != "tools" or v}
             stream = self._client_for(remaining).chat.completions.create(
                 **request, stream=True, stream_options={"include_usage": True}
             )
-            for chunk in stream:
-                data = chunk.model_dump()
-                if data.get("usage"):
-                    usage_data = data["usage"]
-                for choice in data.get("choices") or []:
-                    delta = choice.get("delta") or {}
-                    if delta.get("content"):
-                        content.append(delta["content"])
-                    if delta.get("reasoning_content") or delta.get("reasoning"):
-                        reasoning.append(delta.get("reasoning_content") or delta["reasoning"])
-                    for tc in delta.get("tool_calls") or []:
-                        slot = calls.setdefault(tc.get("index", 0), {"id": None, "name": "", "arguments": ""})
-                        slot["id"] = tc.get("id") or slot["id"]
-                        fn = tc.get("function") or {}
-                        slot["name"] += fn.get("name") or ""
-                        piece = fn.get("arguments")
-                        if piece is not None:
-                            slot["arguments"] += piece if isinstance(piece, str) else _arguments_text(piece)
-                    finish = choice.get("finish_reason") or finish
+            with stream:  # closed (connection released) also when a cancellation stops the run mid-stream
+                for chunk in stream:
+                    data = chunk.model_dump()
+                    if data.get("usage"):
+                        usage_data = data["usage"]
+                    for choice in data.get("choices") or []:
+                        finish = self._delta(choice, content, reasoning, calls, run) or finish
+                    if run is not None:
+                        run.limits.check_time()
         if finish is None:
             raise _Retryable("the stream ended before the reply was complete")
         return Reply(
@@ -219,6 +222,30 @@ class ModelClient:
             finish_reason=finish,
             reported_cost=(usage_data or {}).get("cost"),
         )
+
+    @staticmethod
+    def _delta(choice: dict[str, Any], content: list[str], reasoning: list[str], calls: dict[int, dict[str, Any]],
+               run: runctx.RunContext | None) -> str | None:
+        """Add one streamed choice delta to the pieces (publishing text as it comes); its finish_reason."""
+        delta = choice.get("delta") or {}
+        if delta.get("content"):
+            content.append(delta["content"])
+            if run is not None:
+                run.publish(TextDelta(run.step, delta["content"]))
+        thought = delta.get("reasoning_content") or delta.get("reasoning")
+        if thought:
+            reasoning.append(thought)
+            if run is not None:
+                run.publish(ReasoningDelta(run.step, thought))
+        for tc in delta.get("tool_calls") or []:
+            slot = calls.setdefault(tc.get("index", 0), {"id": None, "name": "", "arguments": ""})
+            slot["id"] = tc.get("id") or slot["id"]
+            fn = tc.get("function") or {}
+            slot["name"] += fn.get("name") or ""
+            piece = fn.get("arguments")
+            if piece is not None:
+                slot["arguments"] += piece if isinstance(piece, str) else _arguments_text(piece)
+        return choice.get("finish_reason")
 
     def _recover(self, reply: Reply, tools: Sequence[dict[str, Any]]) -> None:
         if reply.tool_calls or not reply.content or not tools:

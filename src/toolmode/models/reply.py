@@ -38,6 +38,7 @@ class Reply:
     model_seconds: float = 0.0
     reported_cost: float | None = None
     attempts: int = 1
+    model: str | None = None  # which model answered, when it is not the one asked (FallbackModel)
 
     def message(self) -> dict[str, Any]:
         """The assistant message to append to the conversation.

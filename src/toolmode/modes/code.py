@@ -9,11 +9,13 @@ handles. Hybrid mode (`direct=[...]`) also sends a few tools directly.
 from __future__ import annotations
 
 import json
+import math
 import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from toolmode import runctx
 from toolmode.modes.base import Catalog, Mode, UnknownTool
 from toolmode.sandbox import Handles, Sandbox, SandboxLimits, StubSpec
 from toolmode.tools.base import Tool, result_text
@@ -132,8 +134,10 @@ class CodeMode(Mode):
             )
         code = self._run_code_tool.validate(arguments)["code"]
         # One worker per mode: programs from parallel run_code calls take turns.
+        run = runctx.current()
+        deadline = run.limits.deadline if run is not None and math.isfinite(run.limits.deadline) else None
         with self._lock:
-            return self.sandbox.run(code, self._stubs, self._host_call).text()
+            return self.sandbox.run(code, self._stubs, self._host_call, deadline).text()
 
     def _host_call(self, name: str, kwargs: dict[str, Any]) -> Any:
         """A tool call arriving from the sandboxed program."""

@@ -14,11 +14,20 @@ import threading
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
+from toolmode import runctx
 from toolmode.modes.base import Catalog, Mode
 from toolmode.tools.base import Tool, result_text
 from toolmode.tools.search import ToolIndex
 
 SearchStyle = Literal["load", "proxy"]
+
+
+class _Loaded:
+    """Per-run state: the tools a search loaded, in order, and the schema list built for them."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+        self.schemas: tuple[int, list[dict[str, Any]]] | None = None
 
 
 class ReactMode(Mode):
@@ -43,8 +52,7 @@ class ReactMode(Mode):
         self.search = search
         self.search_k = search_k
         self.index = ToolIndex(list(self.catalog.tools.values()), ranker) if search else None
-        self.loaded: list[str] = []
-        self._schemas: tuple[int, list[dict[str, Any]]] | None = None
+        self._outside_run = _Loaded()  # used when the mode is driven without a run (tests, direct calls)
         self._lock = threading.Lock()
         self._meta = self._meta_tools()
 
@@ -59,10 +67,19 @@ class ReactMode(Mode):
             ]
         return {t.name: t for t in meta}
 
+    def _state(self) -> _Loaded:
+        """The current run's loaded tools: each run starts with none, and concurrent runs never share them."""
+        return runctx.run_state(self, _Loaded) or self._outside_run
+
+    @property
+    def loaded(self) -> list[str]:
+        """Names of the tools a search loaded in the current run."""
+        return self._state().names
+
     def reset(self) -> None:
-        """A new run starts with no loaded tools, so its first request does not depend on earlier runs."""
+        """Forget the tools loaded outside a run (runs keep theirs in the run's own state)."""
         with self._lock:
-            self.loaded.clear()
+            self._outside_run = _Loaded()
 
     def system_prompt(self) -> str | None:
         """Explains how hidden tools are found, when there are any."""
@@ -83,20 +100,22 @@ class ReactMode(Mode):
 
         The same list object comes back until a search loads more tools (the client reuses its encoding).
         """
+        state = self._state()
         with self._lock:
-            if self._schemas is None or self._schemas[0] != len(self.loaded):
+            if state.schemas is None or state.schemas[0] != len(state.names):
                 schemas = [t.schema() for t in self.catalog.visible]
                 schemas += [t.schema() for t in self._meta.values()]
-                schemas += [self.catalog.tools[n].schema() for n in self.loaded]
-                self._schemas = (len(self.loaded), schemas)
-            return self._schemas[1]
+                schemas += [self.catalog.tools[n].schema() for n in state.names]
+                state.schemas = (len(state.names), schemas)
+            return state.schemas[1]
 
     def handle_call(self, name: str, arguments: dict[str, Any]) -> str:
         """Run a visible, loaded or search tool."""
         if name in self._meta:
             return result_text(self._meta[name](**arguments))
+        state = self._state()
         with self._lock:
-            allowed = [*self.catalog.visible_names, *self.loaded]
+            allowed = [*self.catalog.visible_names, *state.names]
         return result_text(self.catalog.get(name, allowed)(**arguments))
 
     # The meta tools. Their docstrings are what the model reads.
@@ -114,10 +133,11 @@ class ReactMode(Mode):
             return f"No tool matches {query!r}. Try other words."
         lines = [f"{t.signature()} - {t.summary()}" for t in hits]
         if self.search == "load":
+            state = self._state()
             with self._lock:
-                shown = set(self.catalog.visible_names) | set(self.loaded)
+                shown = set(self.catalog.visible_names) | set(state.names)
                 new = [t.name for t in hits if t.name not in shown]
-                self.loaded.extend(new)
+                state.names.extend(new)
             return "\n".join(lines) + "\nThese tools are callable directly from now on."
         return "\n".join(lines) + "\nUse describe_tool(name) for details and call_tool(name, arguments) to run one."
 

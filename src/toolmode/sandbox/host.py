@@ -432,8 +432,13 @@ class Sandbox:
 
     # ------------------------------------------------------------------ runs
 
-    def run(self, code: str, stubs: list[StubSpec], call: Callable[[str, dict[str, Any]], Any]) -> CodeResult:
-        """Run `code` in the worker with `stubs` as functions; tool calls go to `call(name, kwargs)`."""
+    def run(self, code: str, stubs: list[StubSpec], call: Callable[[str, dict[str, Any]], Any],
+            deadline: float | None = None) -> CodeResult:
+        """Run `code` in the worker with `stubs` as functions; tool calls go to `call(name, kwargs)`.
+
+        `deadline` (a `time.monotonic()` value, e.g. the agent run's time budget) ends the program
+        earlier than `limits.timeout` when it comes first.
+        """
         with self._lock:
             if self._closed:
                 raise RuntimeError("the sandbox is closed")
@@ -445,7 +450,10 @@ class Sandbox:
             lost, self._state_lost = self._state_lost, False
             run_id = secrets.token_hex(16)
             state = _RunState({s.name for s in stubs}, self.limits.max_tool_calls)
-            deadline = time.monotonic() + self.limits.timeout
+            timeout = self.limits.timeout
+            if deadline is not None and deadline < time.monotonic() + timeout:
+                timeout = max(0.0, deadline - time.monotonic())
+            deadline = time.monotonic() + timeout
             try:
                 guard = _Guard(self, worker)
                 worker.chan.send({"op": "run", "run": run_id, "code": code, "stubs": [s.to_json() for s in stubs],
@@ -468,7 +476,7 @@ class Sandbox:
                         raise ProtocolError(f"unexpected frame {str(op)[:40]!r}")
             except FrameTimeout:
                 self._replace()
-                return self._failure(f"Error: timed out after {self.limits.timeout:g} s", state, timed_out=True)
+                return self._failure(f"Error: timed out after {timeout:.3g} s", state, timed_out=True)
             except _Abort as exc:
                 self._replace()
                 return self._failure(exc.message, state)

@@ -8,7 +8,6 @@ models), and the return annotation is kept so `signature()` can show the model w
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import functools
 import inspect
@@ -168,12 +167,10 @@ class Tool:
         """Validate the arguments and call the function; awaitables are run to completion."""
         result = self.fn(**self.validate(arguments))
         if inspect.isawaitable(result):
-            result = asyncio.run(_await(result))
+            from toolmode.aio import resolve
+
+            result = resolve(result)  # on the caller's event loop (arun) or toolmode's background loop
         return result
-
-
-async def _await(awaitable: Any) -> Any:
-    return await awaitable
 
 
 def tool(

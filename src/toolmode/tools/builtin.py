@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from functools import cache
 from typing import Any, TextIO
 
+from toolmode.runctx import cap_timeout
 from toolmode.tools import html_text
 from toolmode.tools.base import Tool
 from toolmode.tools.calculator import calculator
@@ -223,7 +224,7 @@ def _shell_function(ws: Workspace, shell_timeout: float, allow_env: bool = False
         if limit <= 0:
             raise ValueError(f"timeout must be positive, got {timeout}")
         result = run_confined(
-            command, workspace=ws.root, timeout=min(limit, shell_timeout), max_output=SHELL_MAX_OUTPUT,
+            command, workspace=ws.root, timeout=cap_timeout(min(limit, shell_timeout)), max_output=SHELL_MAX_OUTPUT,
             allow_env_in_workspace=allow_env,
         )
         return {
@@ -263,7 +264,7 @@ def _fetch_function(policy: NetPolicy, fetch_timeout: float, fetch_max_bytes: in
     def fetch_url(url: str, max_chars: int = 20000) -> dict:
         if max_chars < 1:
             raise ValueError(f"max_chars must be 1 or more, got {max_chars}")
-        with guarded_get(url, policy=policy, timeout=fetch_timeout) as response:
+        with guarded_get(url, policy=policy, timeout=cap_timeout(fetch_timeout)) as response:
             content_type = response.content_type
             if html_text.content_kind(content_type) == "binary":
                 raise ValueError(

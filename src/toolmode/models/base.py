@@ -1,0 +1,71 @@
+"""The seam the loop talks to: a `Model` is anything with `chat(messages, tools) -> Reply` and a `model`
+name (for pricing). `ModelClient` (OpenAI-compatible HTTP) is one; `FallbackModel` chains several."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from toolmode import runctx
+from toolmode.events import Notice
+from toolmode.models.reply import Reply
+
+
+@runtime_checkable
+class Model(Protocol):
+    """What the loop needs from a model.
+
+    `chat` sends the conversation and the tool schemas and returns the reply; it raises `ModelError`
+    (one line) when the request failed for good. `model` is the name prices are looked up by. Optional:
+    `base_url` (shown in the banner) and `close()`. A model may publish `TextDelta` / `ReasoningDelta`
+    events while it streams with `toolmode.runctx.emit(...)`.
+    """
+
+    model: str
+
+    def chat(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] = ()) -> Reply:
+        """Send one request and return the reply."""
+        ...
+
+
+class FallbackModel:
+    """Tries each model in turn: when one fails (`ModelError`: an HTTP error, 429 after its retries, an
+    unreachable server), the next gets the same request. The reply says which model answered
+    (`reply.model`), so cost is priced for that model.
+
+    A `ModelClient` retries 429 and 5xx up to its `deadline` before failing over; pass a short
+    `deadline` to the primary to fail over sooner.
+    """
+
+    def __init__(self, models: Sequence[Model]) -> None:
+        if not models:
+            raise ValueError("FallbackModel needs at least one model")
+        for m in models:
+            if not callable(getattr(m, "chat", None)) or not isinstance(getattr(m, "model", None), str):
+                raise ValueError(f"{m!r} is not a model: it needs chat(messages, tools) and a 'model' name")
+        self.models = list(models)
+        self.model = self.models[0].model
+        self.base_url = getattr(self.models[0], "base_url", None)
+
+    def chat(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] = ()) -> Reply:
+        """The first model's reply that does not fail; the last model's error if all fail."""
+        from toolmode.models.client import ModelError
+
+        for i, m in enumerate(self.models):
+            try:
+                reply = m.chat(messages, tools)
+            except ModelError as exc:
+                if i == len(self.models) - 1:
+                    raise
+                runctx.emit(Notice(f"model {m.model} failed ({exc}); falling back to {self.models[i + 1].model}"))
+                continue
+            reply.model = reply.model or m.model
+            return reply
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def close(self) -> None:
+        """Close every model that can be closed."""
+        for m in self.models:
+            close = getattr(m, "close", None)
+            if close is not None:
+                close()

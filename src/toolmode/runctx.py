@@ -1,0 +1,78 @@
+"""The run in progress, as seen from code the loop calls (model client, modes, tools).
+
+A context variable holds the current `RunContext`: its event emitter, its limits, the caller's event
+loop (arun/astream) and per-run state of the mode. The loop sets it; tool threads get a copy of the
+context, so a model client or a tool reaches the run it works for without the Agent holding any
+per-run state. Outside a run, `current()` is None.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from toolmode.budget import Limits
+from toolmode.events import BaseEvent
+
+T = TypeVar("T")
+
+
+@dataclass
+class RunContext:
+    """What code called during a run may need from it."""
+
+    publish: Callable[[BaseEvent], None]
+    limits: Limits
+    loop: asyncio.AbstractEventLoop | None = None  # the caller's event loop, for async tools
+    step: int = 0
+    state: dict[int, Any] = field(default_factory=dict)  # per-run state of modes, by id(mode)
+
+
+_CURRENT: contextvars.ContextVar[RunContext | None] = contextvars.ContextVar("toolmode_run", default=None)
+
+
+def current() -> RunContext | None:
+    """The run in progress in this context, or None."""
+    return _CURRENT.get()
+
+
+def activate(ctx: RunContext) -> contextvars.Token[RunContext | None]:
+    """Make `ctx` the current run (the loop does this); undo with `deactivate(token)`."""
+    return _CURRENT.set(ctx)
+
+
+def deactivate(token: contextvars.Token[RunContext | None]) -> None:
+    """Restore the run that was current before `activate`."""
+    _CURRENT.reset(token)
+
+
+def emit(event: BaseEvent) -> None:
+    """Publish `event` to the current run's stream; does nothing outside a run."""
+    ctx = _CURRENT.get()
+    if ctx is not None:
+        ctx.publish(event)
+
+
+def run_state(owner: object, factory: Callable[[], T]) -> T | None:
+    """Per-run state that `owner` (a mode) keeps for the current run, made by `factory` on first use;
+    None outside a run."""
+    ctx = _CURRENT.get()
+    if ctx is None:
+        return None
+    key = id(owner)
+    state = ctx.state.get(key)
+    if state is None:
+        state = ctx.state.setdefault(key, factory())  # atomic: parallel calls agree
+    return state  # type: ignore[no-any-return]
+
+
+def cap_timeout(seconds: float) -> float:
+    """`seconds`, or less when the current run's time budget ends sooner (never below 0.1 s), so a tool
+    that can run long stops with the run instead of outliving it."""
+    ctx = _CURRENT.get()
+    if ctx is None:
+        return seconds
+    return max(0.1, min(seconds, ctx.limits.remaining()))

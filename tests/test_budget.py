@@ -1,0 +1,230 @@
+"""Budgets and cancellation: max_cost, max_tokens, timeout (between requests, inside long tool calls and
+sandboxed code), agent.cancel() and cancel tokens from another thread or task; the partial result keeps
+usage and cost, the trace says which limit; bad budgets get one clear line."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolmode import Agent, CancelToken, tool
+from toolmode.models.pricing import PriceTable
+from toolmode.testing import call, fault, reply
+from toolmode.trace import MemorySink
+
+PRICES = PriceTable({"models": {"m": {"price": {"cache_hit": 10.0, "cache_miss": 100.0, "output": 100.0}}}})
+
+
+@tool
+def echo(text: str) -> str:
+    """Return the text unchanged."""
+    return text
+
+
+@tool
+def sleepy(seconds: float) -> str:
+    """Sleep, then say so."""
+    time.sleep(seconds)
+    return "woke up"
+
+
+def make(server, **kwargs: Any) -> Agent:
+    kwargs.setdefault("tools", [echo, sleepy])
+    return Agent(mode="react", model="m", base_url=server.base_url, **kwargs)
+
+
+def test_timeout_inside_a_long_tool_call_stops_the_run_with_usage_kept(scripted) -> None:
+    server = scripted([call("sleepy", seconds=30), reply("never")])
+    sink = MemorySink()
+    with make(server, sinks=[sink], timeout=0.5, prices=PRICES) as agent:
+        started = time.monotonic()
+        result = agent.run("sleep")
+        took = time.monotonic() - started
+    assert (result.stopped, result.limit) == ("budget", "timeout")
+    assert result.error == "stopped: time budget of 0.5 s spent"
+    assert took < 10  # the 30 s tool was abandoned, not awaited
+    assert result.usage.requests == 1 and result.usage.prompt_tokens > 0
+    assert result.cost is not None and result.cost > 0
+    [end] = sink.of("run_end")
+    assert (end.data["stopped"], end.data["limit"]) == ("budget", "timeout")
+    # the unfinished call is answered, so the conversation stays valid to continue
+    assert result.messages[-1]["role"] == "tool" and "stopped before this call finished" in result.messages[-1]["content"]
+    assert len(server.requests) == 1
+
+
+def test_max_tokens_is_checked_between_requests(scripted) -> None:
+    server = scripted([call("echo", text="x" * 50) for _ in range(5)])
+    with make(server) as agent:
+        result = agent.run("go", max_tokens=1)
+    assert (result.stopped, result.limit, result.steps) == ("budget", "max_tokens", 1)
+    assert result.error.startswith("stopped: token budget of 1 spent (")
+    assert len(server.requests) == 1
+
+
+def test_max_cost_stops_once_spent(scripted) -> None:
+    server = scripted([call("echo", text=str(i)) for i in range(10)])
+    with make(server, prices=PRICES) as agent:
+        probe = agent.run("go", max_steps=1)  # one step's cost at these prices
+        result = agent.run("go", max_cost=probe.cost * 2.5)
+    assert (result.stopped, result.limit) == ("budget", "max_cost")
+    # it stops at the first check after the budget is crossed
+    assert sum(r.cost for r in result.records[:-1]) < probe.cost * 2.5 <= result.cost
+    assert 2 <= result.steps < 10
+
+
+def test_max_cost_with_an_unknown_price_says_so(scripted) -> None:
+    server = scripted([reply("ok")])
+    sink = MemorySink()
+    with make(server, sinks=[sink], max_cost=1.0) as agent:
+        result = agent.run("go")
+    assert result.ok
+    assert any("price of m is unknown" in e.data["message"] for e in sink.of("notice"))
+
+
+def test_reported_cost_counts_toward_max_cost(scripted) -> None:
+    server = scripted([{**call("echo", text="a"), "usage": {"cost": 0.02}}, reply("never", usage={"cost": 0.02})])
+    with make(server) as agent:
+        result = agent.run("go", max_cost=0.01)
+    assert (result.stopped, result.limit, result.cost) == ("budget", "max_cost", 0.02)
+
+
+def test_agent_cancel_from_another_thread(scripted) -> None:
+    server = scripted([call("sleepy", seconds=30), reply("never")])
+    with make(server) as agent:
+        threading.Timer(0.3, agent.cancel).start()
+        result = agent.run("sleep")
+    assert (result.stopped, result.error, result.limit) == ("cancelled", "stopped: cancelled", None)
+    assert result.usage.requests == 1
+
+
+def test_a_cancel_token_cancels_only_its_run(scripted) -> None:
+    def script(body: dict[str, Any], index: int) -> Any:
+        task = next(m["content"] for m in body["messages"] if m["role"] == "user")
+        if any(m["role"] == "tool" for m in body["messages"]):
+            return reply(f"{task} done")
+        return call("sleepy", seconds=1.0 if task == "keep" else 30)
+
+    server = scripted(script)
+    token = CancelToken()
+    with make(server) as agent:
+        results: dict[str, Any] = {}
+        threads = [threading.Thread(target=lambda: results.__setitem__("stop", agent.run("stop", cancel=token))),
+                   threading.Thread(target=lambda: results.__setitem__("keep", agent.run("keep")))]
+        for t in threads:
+            t.start()
+        time.sleep(0.3)
+        token.cancel()
+        for t in threads:
+            t.join(20)
+    assert results["stop"].stopped == "cancelled"
+    assert (results["keep"].stopped, results["keep"].answer) == ("answer", "keep done")
+
+
+def test_cancelling_the_task_awaiting_arun_cancels_the_run(scripted) -> None:
+    server = scripted([call("sleepy", seconds=30), reply("never")])
+    sink = MemorySink()
+
+    async def main() -> None:
+        with make(server, sinks=[sink]) as agent:
+            task = asyncio.ensure_future(agent.arun("sleep"))
+            await asyncio.sleep(0.3)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            for _ in range(200):
+                if sink.of("run_end"):
+                    break
+                await asyncio.sleep(0.02)
+
+    asyncio.run(main())
+    assert sink.of("run_end")[0].data["stopped"] == "cancelled"
+
+
+def test_cancel_ends_a_retry_wait_at_once(scripted) -> None:
+    server = scripted([fault("429", retry_after=30), reply("late")])
+    with make(server) as agent:
+        threading.Timer(0.3, agent.cancel).start()
+        started = time.monotonic()
+        result = agent.run("go")
+    assert result.stopped == "cancelled"
+    assert time.monotonic() - started < 10
+
+
+def test_timeout_bounds_sandboxed_code(scripted, workspace: Path) -> None:
+    from toolmode.sandbox import SandboxLimits
+
+    server = scripted([call("run_code", code="while True:\n    pass\n"), call("run_code", code="print('next')"),
+                       reply("done")])
+    with Agent([], mode="code", model="m", base_url=server.base_url, workspace=workspace,
+               sandbox_limits=SandboxLimits(timeout=60, cpu_seconds=60), timeout=1.0) as agent:
+        result = agent.run("spin")
+        assert (result.stopped, result.limit) == ("budget", "timeout")
+        # the sandbox ended the program at the run's deadline, not after its own 60 s: the next run's
+        # program gets the worker at once
+        started = time.monotonic()
+        nxt = agent.run("next", timeout=30)
+        waited = time.monotonic() - started
+    assert nxt.ok and nxt.records[0].calls[0].result.strip() == "next"
+    assert waited < 20
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"max_cost": 0}, "max_cost must be more than 0, got 0 (leave it out for no limit)"),
+    ({"timeout": -1}, "timeout must be more than 0, got -1 (leave it out for no limit)"),
+    ({"max_tokens": 0}, "max_tokens must be more than 0, got 0 (leave it out for no limit)"),
+    ({"max_cost": "1"}, "max_cost must be a positive number, got '1'"),
+])
+def test_a_budget_of_zero_or_negative_gets_one_clear_line(scripted, kwargs: dict[str, Any], message: str) -> None:
+    server = scripted([reply("never")])
+    with pytest.raises(ValueError) as err:
+        make(server, **kwargs)
+    assert str(err.value) == message
+    with make(server) as agent, pytest.raises(ValueError) as err:
+        agent.run("go", **kwargs)
+    assert str(err.value) == message
+    assert server.requests == []
+
+
+def test_cli_timeout_and_max_cost(scripted, tmp_path: Path) -> None:
+    server = scripted([reply("fine")])
+    base = [sys.executable, "-m", "toolmode", "run", "--mode", "react", "--no-builtin", "--base-url",
+            server.base_url, "--model", "m", "--no-trace"]
+    ok = subprocess.run([*base, "--timeout", "30", "--max-cost", "0.5", "--json", "hi"], capture_output=True,
+                        text=True, timeout=60, cwd=tmp_path)
+    assert ok.returncode == 0, ok.stderr
+    assert json.loads(ok.stdout)["answer"] == "fine"
+    bad = subprocess.run([*base, "--timeout", "0", "hi"], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert bad.returncode == 2
+    assert bad.stderr.strip().splitlines()[-1] == (
+        "toolmode run: error: argument --timeout: must be more than 0, got 0")
+    assert "Traceback" not in bad.stderr
+
+
+def test_cli_reports_a_budget_stop(scripted, tmp_path: Path) -> None:
+    server = scripted([call("echo", text="a"), reply("never")])
+    code = "from toolmode.cli import main; raise SystemExit(main())"
+    proc = subprocess.run(
+        [sys.executable, "-c", code, "run", "--mode", "react", "--no-builtin", "--base-url", server.base_url,
+         "--model", "m", "--no-trace", "--max-tokens", "1", "hi"],
+        capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert proc.returncode == 1
+    assert "stopped: budget - token budget of 1 spent" in proc.stdout
+
+
+def test_run_shell_is_killed_at_the_runs_deadline(scripted, workspace: Path) -> None:
+    from toolmode.tools.builtin import builtin_tools
+
+    server = scripted([call("run_shell", command="sleep 2 && echo late > marker.txt"), reply("never")])
+    with Agent(builtin_tools(workspace), mode="react", model="m", base_url=server.base_url, timeout=0.5) as agent:
+        result = agent.run("write late")
+    assert (result.stopped, result.limit) == ("budget", "timeout")
+    time.sleep(3)  # past the command's own sleep: had it outlived the run, the file would exist now
+    assert not (workspace / "marker.txt").exists()

@@ -1,0 +1,56 @@
+"""The README's "Building applications" examples run as written against the scripted server."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+EXPECTED = [  # what each example prints (its comments say so)
+    "10 True\n4 2\n", "The sum is 5.", "A and B\n", "budget timeout 1\n", "City(name='Paris', population=2100000)\n",
+    "hi\n",
+]
+
+
+def examples(readme: str) -> list[str]:
+    """The Python blocks of the applications section (the ones that start a scripted server)."""
+    text = (ROOT / readme).read_text(encoding="utf-8")
+    start = re.search(r"^## (Building applications|构建应用)\n", text, re.MULTILINE)
+    assert start is not None, f"{readme} has no applications section"
+    end = re.search(r"^## ", text[start.end():], re.MULTILINE)
+    section = text[start.end(): start.end() + end.start() if end else len(text)]
+    return re.findall(r"```python\n(.*?)```", section, re.DOTALL)
+
+
+RUNNER = """
+import contextlib, io, json, sys
+outputs = []
+for code in json.load(sys.stdin):
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        exec(compile(code, "<README example>", "exec"), {"__name__": "__main__"})
+    outputs.append(buffer.getvalue())
+print(json.dumps(outputs))
+"""
+
+
+def test_application_examples_run(tmp_path: Path) -> None:
+    blocks = examples("README.md")
+    assert len(blocks) == len(EXPECTED)
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    # one interpreter for all (each example gets fresh globals): the import is paid once
+    proc = subprocess.run([sys.executable, "-c", RUNNER], input=json.dumps(blocks), capture_output=True, text=True,
+                          timeout=300, cwd=tmp_path, env=env)
+    assert proc.returncode == 0, proc.stderr
+    outputs = json.loads(proc.stdout.splitlines()[-1])
+    for code, expected, out in zip(blocks, EXPECTED, outputs, strict=True):
+        assert expected in out, f"{code}\n---\n{out}"
+    assert list(tmp_path.iterdir()) == []  # quiet by default: no ./runs
+
+
+def test_the_chinese_readme_shows_the_same_examples() -> None:
+    assert examples("README.zh-CN.md") == examples("README.md")
