@@ -13,7 +13,7 @@ from toolmode.models.pricing import PriceTable
 from toolmode.modes import Mode, make_mode
 from toolmode.result import RunResult
 from toolmode.tools.base import as_tool
-from toolmode.trace import JsonlSink, Sink, Trace, new_trace_path
+from toolmode.trace import Sink, Trace, open_trace_file
 
 
 class Agent:
@@ -112,10 +112,12 @@ class Agent:
         sinks: list[Sink] = list(self.extra_sinks)
         if self.console:
             sinks.append(ConsoleSink(quiet=self.quiet))
-        trace_path = None
+        trace_path = problem = None
         if self.runs_dir is not None:
-            trace_path = new_trace_path(self.runs_dir, self.mode_name)
-            sinks.insert(0, JsonlSink(trace_path))
+            jsonl, problem = open_trace_file(self.runs_dir, self.mode_name)
+            if jsonl is not None:
+                trace_path = jsonl.path
+                sinks.insert(0, jsonl)
         trace = Trace(sinks, path=trace_path)
         self.mode.reset()  # before the banner, so it lists what the first request really sends
         self._retry_trace = trace
@@ -124,6 +126,8 @@ class Agent:
             tools_sent=[s["function"]["name"] for s in self.mode.tool_schemas()], notes=self.mode.notes(),
             trace_path=str(trace_path) if trace_path else None,
         )
+        if problem:
+            trace.emit("notice", message=problem)
         try:
             result = run_agent(
                 task, self.mode, self.model, max_steps=self.max_steps, max_result_chars=self.max_result_chars,

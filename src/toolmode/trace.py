@@ -6,6 +6,7 @@ The JSONL sink writes and flushes each event as it happens, so a run that dies k
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections.abc import Iterable
@@ -13,6 +14,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
+
+from toolmode import hostfiles
 
 
 @dataclass
@@ -39,12 +42,17 @@ class Sink(Protocol):
 
 
 class JsonlSink:
-    """Appends one JSON line per event to a file, flushed per event."""
+    """Appends one JSON line per event to a file, flushed per event.
+
+    The file and its directory are opened without following any link (see `hostfiles`): the default
+    `./runs` is inside the default workspace, where sandboxed code could plant one. A refusal raises
+    `hostfiles.UnsafeHostPath`.
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = self.path.open("a", encoding="utf-8")
+        fd = hostfiles.open_file(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        self._file = open(fd, "a", encoding="utf-8")  # noqa: SIM115 - closed by close()
 
     def emit(self, event: Event) -> None:
         """Write and flush the event."""
@@ -98,6 +106,17 @@ class Trace:
         """Close every sink."""
         for sink in self.sinks:
             sink.close()
+
+
+def open_trace_file(runs_dir: Path | str, label: str) -> tuple[JsonlSink | None, str | None]:
+    """A JsonlSink on a fresh file under `runs_dir`, or (None, why) when it cannot be written.
+
+    A run goes on without its trace file rather than fail (e.g. `runs` is a planted or dangling symlink).
+    """
+    try:
+        return JsonlSink(new_trace_path(runs_dir, label)), None
+    except OSError as exc:
+        return None, f"no trace file written: {exc}"
 
 
 def new_trace_path(runs_dir: Path | str, label: str = "run") -> Path:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import io
 import math
+import os
 from pathlib import Path
 from typing import Any
 
+from toolmode import hostfiles
 from toolmode.bench.stats import ALL_TASKS, SCRIPTED_NOTE, Cell
 
 
@@ -16,6 +19,14 @@ def _plt() -> Any:
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def _save(fig: Any, path: Path, dpi: int) -> None:
+    """Render to memory, then write without following links (see `hostfiles`)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi)
+    with open(hostfiles.open_file(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "wb") as out:
+        out.write(buf.getvalue())
 
 
 def _label(fig: Any, title: str, scripted: bool) -> None:
@@ -80,7 +91,7 @@ def grouped_bars(
     ax.grid(axis="y", alpha=0.3)
     _label(fig, title, scripted)
     fig.tight_layout(rect=(0, 0.03, 1, 0.97))
-    fig.savefig(path, dpi=110)
+    _save(fig, path, dpi=110)
     plt.close(fig)
     return path
 
@@ -135,7 +146,7 @@ def prompt_growth(cells: list[Cell], path: Path, *, scripted: bool) -> Path:
         fig.legend(handles, labels, loc="upper right", fontsize=8, ncols=min(len(labels), 6))
     _label(fig, "Prompt size per request (mean ± sd over runs that reached that request)", scripted)
     fig.tight_layout(rect=(0, 0.03, 1, 0.93))
-    fig.savefig(path, dpi=100)
+    _save(fig, path, dpi=100)
     plt.close(fig)
     return path
 

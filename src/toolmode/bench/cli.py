@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import os
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from toolmode import hostfiles
 from toolmode.bench.episode import BenchConfig
 from toolmode.bench.modespec import parse_modes
 from toolmode.bench.results import read_settings, write_settings
@@ -118,7 +120,7 @@ def bench_main(argv: list[str]) -> int:
     if not config.scripted and (problem := _preflight(config)):
         console.print(f"[red]error:[/] {problem}")
         return 2
-    where.mkdir(parents=True, exist_ok=True)
+    os.close(hostfiles.open_dir(where))
     settings["tasks_run"] = [t.name for t in tasks]
     settings.setdefault("started", datetime.now().isoformat(timespec="seconds"))
     write_settings(where, {**settings, "tasks": settings["tasks"], "task_order": settings["tasks_run"],

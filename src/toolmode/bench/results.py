@@ -7,6 +7,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from toolmode import hostfiles
+
 RESULTS = "results.jsonl"
 SETTINGS = "bench.json"
 
@@ -26,9 +28,8 @@ class ResultsFile:
     def append(self, record: dict[str, Any]) -> None:
         """Write one episode's record (thread-safe)."""
         line = json.dumps(record, ensure_ascii=False)
-        with self._lock, self.path.open("a", encoding="utf-8") as out:
-            out.write(line + "\n")
-            out.flush()
+        with self._lock:
+            hostfiles.append_text(self.path, line + "\n")
 
     def read(self) -> list[dict[str, Any]]:
         """All records; a later record for the same episode replaces an earlier one; a torn last line is skipped."""
@@ -38,10 +39,12 @@ class ResultsFile:
 def read_results(bench_dir: Path) -> list[dict[str, Any]]:
     """The records of a bench directory, last one per episode, in file order."""
     path = Path(bench_dir) / RESULTS
-    if not path.is_file():
+    try:
+        text = hostfiles.read_text(path)
+    except FileNotFoundError:
         return []
     latest: dict[tuple[str, str, int], dict[str, Any]] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in text.splitlines():
         try:
             record = json.loads(line)
         except json.JSONDecodeError:
@@ -53,10 +56,12 @@ def read_results(bench_dir: Path) -> list[dict[str, Any]]:
 
 def write_settings(bench_dir: Path, settings: dict[str, Any]) -> None:
     """Save the bench's settings (so `--resume` and `--report` know what was asked)."""
-    (Path(bench_dir) / SETTINGS).write_text(json.dumps(settings, indent=2, ensure_ascii=False) + "\n")
+    hostfiles.write_text(Path(bench_dir) / SETTINGS, json.dumps(settings, indent=2, ensure_ascii=False) + "\n")
 
 
 def read_settings(bench_dir: Path) -> dict[str, Any]:
     """The saved settings, or {} if there are none."""
-    path = Path(bench_dir) / SETTINGS
-    return json.loads(path.read_text()) if path.is_file() else {}
+    try:
+        return json.loads(hostfiles.read_text(Path(bench_dir) / SETTINGS))
+    except FileNotFoundError:
+        return {}

@@ -10,6 +10,7 @@ are closed, they are not recorded and run again on resume) and raises BenchAband
 from __future__ import annotations
 
 import contextlib
+import os
 import queue
 import sys
 import threading
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from toolmode import hostfiles
 from toolmode.bench.episode import BenchConfig, run_episode
 from toolmode.bench.modespec import ModeSpec
 from toolmode.bench.results import ResultsFile, episode_key
@@ -78,7 +80,7 @@ def run_bench(
     (at most `jobs` at a time) and are recorded by their own thread as they finish, so a Ctrl-C in the
     main thread cannot lose a finished one; `on_record` is called there too, under the results lock.
     """
-    bench_dir.mkdir(parents=True, exist_ok=True)
+    os.close(hostfiles.open_dir(bench_dir))
     results = ResultsFile(bench_dir)
     done = {episode_key(r) for r in results.read() if not (retry_errors and errored(r))}
     todo = [e for e in plan(tasks, specs, runs, base_seed) if (e.task.name, e.spec.label, e.run) not in done]
