@@ -263,7 +263,11 @@ def _fetch_function(policy: NetPolicy, fetch_timeout: float, fetch_max_bytes: in
     def fetch_url(url: str, max_chars: int = 20000) -> dict:
         if max_chars < 1:
             raise ValueError(f"max_chars must be 1 or more, got {max_chars}")
-        with guarded_get(url, policy=policy, timeout=fetch_timeout) as response:
+        from toolmode.sandbox.callscope import remaining_time  # bounded by a calling run's deadline
+
+        left = remaining_time()
+        timeout = fetch_timeout if left is None else max(0.001, min(fetch_timeout, left))
+        with guarded_get(url, policy=policy, timeout=timeout) as response:
             content_type = response.content_type
             if html_text.content_kind(content_type) == "binary":
                 raise ValueError(
