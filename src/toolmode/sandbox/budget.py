@@ -29,9 +29,14 @@ class WriteBudget:
         self.bytes0, self.inodes0 = _usage(self.path)
 
     def used(self) -> int:
-        """Bytes charged so far: data growth plus INODE_BYTES per new inode."""
+        """Bytes charged so far: data growth plus INODE_BYTES per new inode, since the lowest level seen.
+
+        Measuring from the lowest level (not the start) keeps files deleted meanwhile, by the program or
+        anyone else on the file system, from making room for more writes than the budget.
+        """
         data, inodes = _usage(self.path)
-        return max(0, data - self.bytes0) + max(0, inodes - self.inodes0) * INODE_BYTES
+        self.bytes0, self.inodes0 = min(self.bytes0, data), min(self.inodes0, inodes)
+        return (data - self.bytes0) + (inodes - self.inodes0) * INODE_BYTES
 
     def exceeded(self) -> bool:
         """Whether the budget is used up."""

@@ -99,3 +99,14 @@ def running_abandoned() -> list[str]:
     with _abandoned_lock:
         _abandoned[:] = [(s, t) for s, t in _abandoned if t.is_alive()]
         return [f"{s.name} ({now - s.started:.0f} s)" for s, _ in _abandoned]
+
+
+def join_abandoned(timeout: float, threads: list[threading.Thread] | None = None) -> list[str]:
+    """Wait up to `timeout` seconds in all for abandoned calls (all, or those on `threads`) to end; the ones
+    still running, as in `running_abandoned`."""
+    end = time.monotonic() + timeout
+    with _abandoned_lock:
+        waiting = [t for _, t in _abandoned if threads is None or t in threads]
+    for t in waiting:
+        t.join(max(0.0, end - time.monotonic()))
+    return running_abandoned()

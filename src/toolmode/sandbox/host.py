@@ -41,6 +41,7 @@ STARTUP_TIMEOUT = 15.0
 CHECK_INTERVAL = 0.1  # how often a running program's writes and CPU time are checked
 WRITE_CHECK_GAP = 0.0002  # the write budget is also checked on frames and after tool calls, at most this often
 CPU_SLACK = 0.5  # the host's CPU check allows this much over the limit (RLIMIT_CPU normally acts first)
+CLOSE_WAIT = 3.0  # close() waits this long at most for host tools its runs abandoned (a shell being stopped)
 CPU_LIFETIME_RUNS = 1000  # persistent workers: the CPU hard ceiling is this many runs' worth
 NONE_HINT = ('pass sandbox="none" (Python) or --sandbox none (CLI) to run model code without confinement '
              "(unsafe: a plain child process with only rlimits and a timeout)")
@@ -272,6 +273,7 @@ class Sandbox:
         self._next: concurrent.futures.Future[_Worker] | None = None  # the spare being started
         self._reaping: list[concurrent.futures.Future[None]] = []
         self._tools: _ToolThread | None = None
+        self._abandoned: list[threading.Thread] = []  # tool threads left running by ended runs
         self._state_lost = False  # persistent: the next run starts in a fresh namespace; tell the model
         self._worker = self._spawn()
 
@@ -400,7 +402,11 @@ class Sandbox:
             self._reaping = []
             if self._tools is not None:
                 self._tools.stop()
+                self._tools.thread.join(CLOSE_WAIT)  # idle: it ends at once
                 self._tools = None
+            if self._abandoned:
+                callscope.join_abandoned(CLOSE_WAIT, self._abandoned)
+                self._abandoned = []
 
     def __enter__(self) -> Sandbox:
         return self
@@ -583,6 +589,7 @@ class Sandbox:
         except BaseException:
             if not fut.cancel():  # running: stop it; whatever cannot be stopped ends on an abandoned thread
                 callscope.abandon(scope, self._tools.thread)
+                self._abandoned = [t for t in self._abandoned if t.is_alive()] + [self._tools.thread]
                 self._tools.stop()
                 self._tools = None
                 state.cancelled = name

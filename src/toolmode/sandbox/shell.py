@@ -88,8 +88,8 @@ def run_confined(
     env = scrubbed_env(ws, TERM="dumb", TMPDIR=str(ws))
     argv = [interpreter(), "-I", "-S", "-B", str(HERE / "launcher.py"), json.dumps(cfg), "/bin/sh", "-c", command]
     left = callscope.remaining_time()
-    if left is not None:
-        timeout = min(timeout, left)
+    if left is not None:  # the calling run stops it at its deadline; this is the backstop
+        timeout = min(timeout, left + STOP_GRACE)
     budget = WriteBudget(ws, max_write_mb)
     proc = subprocess.Popen(argv, cwd=ws, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, close_fds=True, start_new_session=True)
