@@ -62,12 +62,13 @@ def _cap(data: bytearray, dropped: int) -> str:
 
 def run_confined(
     command: str, *, workspace: Path | str, timeout: float, max_output: int = 100_000,
-    allow_env_in_workspace: bool = False, max_write_mb: float = DEFAULT_MAX_WRITE_MB,
+    allow_env_in_workspace: bool = False, max_write_mb: float | None = None,
 ) -> ShellResult:
     """Run `/bin/sh -c command` confined to `workspace` for at most `timeout` seconds.
 
     Each of stdout and stderr keeps its first `max_output` bytes (the rest is drained and counted). The
-    command is stopped once the workspace's file system grew by `max_write_mb` (a note ends stderr), and
+    command is stopped once the workspace's file system grew by `max_write_mb` (default: DEFAULT_MAX_WRITE_MB,
+    the same as a run_code program; each new file or directory counts 4 KiB; a note ends stderr), and
     when called from sandboxed code, at the calling run's deadline or when that run ends.
     Raises SandboxUnavailable when the kernel lacks Landlock (fail closed: never runs unconfined), and
     UnsafeWorkspace when the workspace holds the host's Python environment (unless allowed).
@@ -90,7 +91,7 @@ def run_confined(
     left = callscope.remaining_time()
     if left is not None:  # the calling run stops it at its deadline; this is the backstop
         timeout = min(timeout, left + STOP_GRACE)
-    budget = WriteBudget(ws, max_write_mb)
+    budget = WriteBudget(ws, DEFAULT_MAX_WRITE_MB if max_write_mb is None else max_write_mb)
     proc = subprocess.Popen(argv, cwd=ws, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, close_fds=True, start_new_session=True)
     with _live_lock:
@@ -135,6 +136,9 @@ def run_confined(
                 except subprocess.TimeoutExpired:
                     timed_out = time.monotonic() >= deadline
                     stopped = _why_stop(budget)
+            scope = callscope.current()
+            if not stopped and scope is not None and scope.cancelled:  # ended by the cancel itself
+                stopped = "the run that called it ended"
             if timed_out or stopped:
                 _stop(proc)
         except BaseException:
