@@ -27,8 +27,9 @@ from typing import Any
 import pytest
 
 from toolmode.bench.results import ResultsFile, read_results, read_settings, write_settings
-from toolmode.sandbox import Sandbox, SandboxLimits, StubSpec, callscope, landlock, shell
+from toolmode.sandbox import Sandbox, SandboxLimits, StubSpec, landlock, shell
 from toolmode.sandbox.budget import INODE_BYTES
+from toolmode.tools import callscope
 from toolmode.trace import Event, open_trace_file
 
 CORPUS = sorted((Path(__file__).parent / "adversarial").glob("*.py"))

@@ -29,6 +29,13 @@ def _group_members(pgid: int) -> list[str]:
     return out
 
 
+def _running(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 def test_echo_and_exit_code(tmp_path: Path) -> None:
     res = run_confined("echo hello; exit 3", workspace=tmp_path, timeout=10)
     assert (res.stdout, res.exit_code, res.timed_out) == ("hello\n", 3, False)
@@ -190,7 +197,8 @@ def test_a_cancelled_call_stops_the_command_and_its_group(tmp_path: Path) -> Non
     import threading
     import time
 
-    from toolmode.sandbox import callscope, shell
+    from toolmode.sandbox import shell
+    from toolmode.tools import callscope
 
     scope = callscope.CallScope("run_shell", time.monotonic() + 600)
     ctx = contextvars.copy_context()
@@ -213,3 +221,46 @@ def test_a_cancelled_call_stops_the_command_and_its_group(tmp_path: Path) -> Non
     size = (tmp_path / "late.txt").stat().st_size
     assert run_confined("true", workspace=tmp_path, timeout=10).exit_code == 0
     assert (tmp_path / "late.txt").stat().st_size == size  # nothing writes any more
+
+
+def test_interrupting_a_step_stops_the_shell_still_running_in_it(tmp_path: Path) -> None:
+    # react mode runs a step's calls on daemon threads; a Ctrl-C ends the step at once and must not leave
+    # run_shell's command running until its own timeout.
+    import json
+    import signal
+    import threading
+    import time
+
+    from toolmode.loop import _run_calls
+    from toolmode.models.reply import ToolCall
+    from toolmode.modes.react import ReactMode
+    from toolmode.tools.base import Tool
+    from toolmode.tools.builtin import builtin_tools
+
+    def interrupt() -> str:
+        """Interrupt the main thread once the shell runs."""
+        for _ in range(6000):  # a bound for a broken build
+            if (tmp_path / "pid").exists():
+                break
+            time.sleep(0.01)
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)  # what Ctrl-C does
+        return "interrupted"
+
+    mode = ReactMode([*builtin_tools(tmp_path), Tool.from_function(interrupt)])
+    calls = [ToolCall("1", "run_shell", json.dumps({"command": "echo $$ > pid; exec sleep 600"})),
+             ToolCall("2", "interrupt", "{}")]
+    records = []
+    with pytest.raises(KeyboardInterrupt):
+        _run_calls(calls, mode, 4000, lambda record: records.append(record) if record.name == "run_shell" else None)
+    shells = [t for t in threading.enumerate() if t.name == "tool-0-run_shell"]
+    for t in shells:
+        t.join(120)  # it returns once its command is stopped
+        assert not t.is_alive()
+    pid = int((tmp_path / "pid").read_text())
+    for _ in range(12000):  # SIGKILLed; wait until it is gone or a zombie (a bound, not a timing assertion)
+        if _running(pid) is False:
+            break
+        time.sleep(0.01)
+    assert _running(pid) is False
+    assert records[0].result.endswith('[toolmode: the command was stopped: the run that called it ended]", '
+                                      '"timed_out": false}')

@@ -8,6 +8,7 @@ append the results, and go on, until an answer or the step limit.
 from __future__ import annotations
 
 import json
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -19,6 +20,7 @@ from toolmode.models.pricing import PriceTable
 from toolmode.models.reply import ToolCall
 from toolmode.modes.base import Mode
 from toolmode.result import CallRecord, RunResult, StepRecord
+from toolmode.tools import callscope
 from toolmode.trace import Trace
 from toolmode.usage import Usage
 
@@ -132,11 +134,18 @@ def _run_calls(
     if len(calls) == 1:
         run(0)
         return results
-    threads = [threading.Thread(target=run, args=(i,), daemon=True, name=f"tool-{i}-{c.name}") for i, c in enumerate(calls)]
+    scopes = [callscope.CallScope(c.name, math.inf) for c in calls]
+    threads = [threading.Thread(target=lambda i=i: (callscope.enter(scopes[i]), run(i)), daemon=True,
+                                name=f"tool-{i}-{c.name}") for i, c in enumerate(calls)]
     for t in threads:
         t.start()
-    for t in threads:
-        t.join()
+    try:
+        for t in threads:
+            t.join()
+    except BaseException:  # Ctrl-C: the calls still running are cancelled (run_shell kills its processes)
+        for scope in scopes:
+            scope.cancel()
+        raise
     return results
 
 

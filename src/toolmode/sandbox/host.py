@@ -26,10 +26,11 @@ from pathlib import Path
 from typing import Any
 
 from ..hostenv import environment_refusal
-from . import callscope, landlock, seccomp
+from ..tools import callscope
+from ..tools.callscope import CallScope, ToolCancelled
+from ..tools.callscope import remaining_time as remaining_time
+from . import landlock, seccomp
 from .budget import WriteBudget
-from .callscope import CallScope, ToolCancelled
-from .callscope import remaining_time as remaining_time
 from .output import cap_output, format_error
 from .protocol import Channel, ChannelClosed, FrameTimeout, ProtocolError, encode
 from .spawn import HERE, interpreter, kill_group, on_spawner, scrubbed_env
@@ -39,9 +40,9 @@ DEFAULT_LIMITS = SandboxLimits()  # frozen, so sharing it as a default is safe
 POLICIES = ("auto", "landlock", "bwrap", "none")
 STARTUP_TIMEOUT = 15.0
 CHECK_INTERVAL = 0.1  # how often a running program's writes and CPU time are checked
-WRITE_CHECK_GAP = 0.0002  # the write budget is also checked on frames and after tool calls, at most this often
+WRITE_CHECK_GAP = 0.001  # the write budget is also checked on frames and after tool calls, at most this often
 CPU_SLACK = 0.5  # the host's CPU check allows this much over the limit (RLIMIT_CPU normally acts first)
-CLOSE_WAIT = 3.0  # close() waits this long at most for host tools its runs abandoned (a shell being stopped)
+CLOSE_WAIT = 3.0  # close() waits this long at most for the (idle) tool thread to end
 CPU_LIFETIME_RUNS = 1000  # persistent workers: the CPU hard ceiling is this many runs' worth
 NONE_HINT = ('pass sandbox="none" (Python) or --sandbox none (CLI) to run model code without confinement '
              "(unsafe: a plain child process with only rlimits and a timeout)")
@@ -273,7 +274,6 @@ class Sandbox:
         self._next: concurrent.futures.Future[_Worker] | None = None  # the spare being started
         self._reaping: list[concurrent.futures.Future[None]] = []
         self._tools: _ToolThread | None = None
-        self._abandoned: list[threading.Thread] = []  # tool threads left running by ended runs
         self._state_lost = False  # persistent: the next run starts in a fresh namespace; tell the model
         self._worker = self._spawn()
 
@@ -404,9 +404,6 @@ class Sandbox:
                 self._tools.stop()
                 self._tools.thread.join(CLOSE_WAIT)  # idle: it ends at once
                 self._tools = None
-            if self._abandoned:
-                callscope.join_abandoned(CLOSE_WAIT, self._abandoned)
-                self._abandoned = []
 
     def __enter__(self) -> Sandbox:
         return self
@@ -589,7 +586,6 @@ class Sandbox:
         except BaseException:
             if not fut.cancel():  # running: stop it; whatever cannot be stopped ends on an abandoned thread
                 callscope.abandon(scope, self._tools.thread)
-                self._abandoned = [t for t in self._abandoned if t.is_alive()] + [self._tools.thread]
                 self._tools.stop()
                 self._tools = None
                 state.cancelled = name

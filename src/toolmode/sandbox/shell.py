@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..hostenv import environment_refusal
-from . import callscope, landlock
+from ..tools import callscope
+from . import landlock
 from .budget import WriteBudget
 from .spawn import HERE, interpreter, kill_group, scrubbed_env
 from .spec import SandboxLimits, SandboxUnavailable, UnsafeWorkspace

@@ -1,6 +1,7 @@
-"""The scope of one host tool call made by sandboxed code: the run's deadline and a cancel signal.
+"""The scope of one tool call: the deadline of the run that made it, and a cancel signal.
 
-`Sandbox.run` enters a scope around every host tool call. A tool that can run long bounds itself with
+`Sandbox.run` enters a scope around every host tool call made by sandboxed code, and the loop around every
+call of a step (no deadline there; cancelled when the run is interrupted). A tool that can run long bounds itself with
 `remaining_time()` and registers a canceller with `on_cancel(fn)`; when the run ends before the call does
 (deadline, write budget, close), every canceller runs (run_shell kills its process group). A pure-Python
 tool that cannot be stopped that way gets `ToolCancelled` raised in its thread (at its next bytecode), and
@@ -72,7 +73,7 @@ def current() -> CallScope | None:
 
 
 def remaining_time() -> float | None:
-    """Inside a host tool called from sandboxed code: seconds left before the run's deadline; None outside."""
+    """Inside a tool call: seconds left before its run's deadline (inf: none); None outside a scope."""
     scope = _SCOPE.get()
     return None if scope is None else max(0.0, scope.deadline - time.monotonic())
 
