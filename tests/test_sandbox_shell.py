@@ -249,13 +249,14 @@ def test_interrupting_a_step_stops_the_shell_still_running_in_it(tmp_path: Path)
     mode = ReactMode([*builtin_tools(tmp_path), Tool.from_function(interrupt)])
     calls = [ToolCall("1", "run_shell", json.dumps({"command": "echo $$ > pid; exec sleep 600"})),
              ToolCall("2", "interrupt", "{}")]
-    records = []
+    records: list = []
     with pytest.raises(KeyboardInterrupt):
         _run_calls(calls, mode, 4000, lambda record: records.append(record) if record.name == "run_shell" else None)
-    shells = [t for t in threading.enumerate() if t.name == "tool-0-run_shell"]
-    for t in shells:
-        t.join(120)  # it returns once its command is stopped
-        assert not t.is_alive()
+    # Not Thread.join: on Python 3.11 a join interrupted by Ctrl-C marks the thread it waited for as ended.
+    for _ in range(12000):  # until run_shell returns once its command is stopped (a bound, not a timing assertion)
+        if records:
+            break
+        time.sleep(0.01)
     pid = int((tmp_path / "pid").read_text())
     for _ in range(12000):  # SIGKILLed; wait until it is gone or a zombie (a bound, not a timing assertion)
         if _running(pid) is False:

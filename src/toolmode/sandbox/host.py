@@ -168,8 +168,8 @@ def _cpu_seconds(pid: int) -> float | None:
 class _Guard:
     """Checks made while a run is in progress: every CHECK_INTERVAL when the host waits, and on every frame.
 
-    - write budget (`budget.WriteBudget`: one statvfs): checked on every frame and after every tool call
-      (at most every WRITE_CHECK_GAP), so a program that keeps the host busy cannot outrun it, and every
+    - write budget (`budget.WriteBudget`: one statvfs): checked after every tool call (at most every
+      WRITE_CHECK_GAP) and at the `done` frame, so a program that keeps the host busy cannot outrun it, and every
       CHECK_INTERVAL while the host waits;
     - CPU: the worker's CPU time since the run started (backs up RLIMIT_CPU, whose SIGXCPU a program can
       ignore), every CHECK_INTERVAL, busy or not;
@@ -235,8 +235,8 @@ class _ToolThread:
                     except BaseException as exc:  # handed to the run's thread, which decides
                         fut.set_exception(exc)
                 del fut, fn, item
-            except ToolCancelled:  # arrived just after its call ended: nothing left to stop
-                continue
+            except ToolCancelled:  # arrived after its call ended; only an abandoned thread gets it: end
+                return
 
     def submit(self, fn: Callable[[], Any]) -> concurrent.futures.Future[Any]:
         fut: concurrent.futures.Future[Any] = concurrent.futures.Future()
@@ -444,13 +444,12 @@ class Sandbox:
                 worker.runs += 1
                 while True:
                     msg = self._recv(worker, deadline, guard)
-                    guard.tick()
                     op = msg.get("op")
                     if msg.get("run") != run_id:
                         raise ProtocolError(f"{str(op)[:40]!r} frame without this run's id")
                     if op == "call":
                         reply = self._call(msg, state, call, deadline, guard)
-                        guard.tick()  # many fast write_file calls, or one that wrote a lot
+                        guard.tick()  # on every call frame: fast write_file floods, a busy program, a big write
                         self._send_reply(worker, reply, deadline)
                     elif op == "done":
                         guard.check()  # a program quicker than one check interval is held to the budget too

@@ -24,12 +24,14 @@ class ToolCancelled(BaseException):
 
 
 class CallScope:
-    """One tool call's deadline and cancellation (thread-safe)."""
+    """One tool call's deadline and cancellation (thread-safe). Made for every call: kept cheap."""
+
+    __slots__ = ("_cancellers", "_lock", "abandoned_at", "cancelled", "deadline", "name")
 
     def __init__(self, name: str, deadline: float) -> None:
         self.name = name
         self.deadline = deadline
-        self.started = time.monotonic()
+        self.abandoned_at = 0.0
         self.cancelled = False
         self._lock = threading.Lock()
         self._cancellers: list[Callable[[], None]] = []
@@ -86,6 +88,7 @@ def on_cancel(fn: Callable[[], None]) -> Callable[[], None]:
 
 def abandon(scope: CallScope, thread: threading.Thread) -> None:
     """The run ended while `thread` ran the call: cancel it, interrupt its Python code, and account for it."""
+    scope.abandoned_at = time.monotonic()
     scope.cancel()
     if thread.ident is not None and thread.is_alive():
         ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(ToolCancelled))
@@ -95,11 +98,11 @@ def abandon(scope: CallScope, thread: threading.Thread) -> None:
 
 
 def running_abandoned() -> list[str]:
-    """Tool calls abandoned by ended runs whose thread is still running, as `name (N s)`."""
+    """Tool calls abandoned by ended runs whose thread is still running, as `name (N s since abandoned)`."""
     now = time.monotonic()
     with _abandoned_lock:
         _abandoned[:] = [(s, t) for s, t in _abandoned if t.is_alive()]
-        return [f"{s.name} ({now - s.started:.0f} s)" for s, _ in _abandoned]
+        return [f"{s.name} ({now - s.abandoned_at:.0f} s since abandoned)" for s, _ in _abandoned]
 
 
 def join_abandoned(timeout: float, threads: list[threading.Thread] | None = None) -> list[str]:
