@@ -706,3 +706,20 @@ def test_no_network_environment_leaks_into_fetch(fetch, server, monkeypatch):
     monkeypatch.setenv("http_proxy", "http://10.9.9.9:3128")
     assert fetch(url=f"{server}/page")["status"] == 200
     assert os.environ["http_proxy"]  # still set; simply not used
+
+
+@pytest.mark.parametrize("path", ["a/" * 400_000 + "x", "./" * 3000 + "x", "/" * 5000, "x" * 5000])
+def test_paths_over_path_max_are_refused_before_resolving(tools, path):
+    # A path of hundreds of thousands of components made realpath take seconds to minutes of host CPU.
+    for name, args in (("read_file", {"path": path}), ("write_file", {"path": path, "content": "x"}),
+                       ("list_dir", {"path": path})):
+        with pytest.raises(ValueError, match="path too long"):
+            tools[name](**args)
+
+
+def test_paths_with_too_many_components_are_refused(tools, ws):
+    (ws / "loop").symlink_to(".")
+    deep = "loop/" * 300 + "x"  # 1,501 bytes, under PATH_MAX, but 300 levels
+    with pytest.raises(ValueError, match="too many components"):
+        tools["write_file"](path=deep, content="x")
+    assert tools["write_file"](path="loop/" * 100 + "x", content="ok") == "wrote 2 bytes to x"

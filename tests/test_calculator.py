@@ -114,3 +114,24 @@ def test_long_flat_sums_are_fine():
 def test_division_by_zero_keeps_its_type():
     with pytest.raises(ZeroDivisionError, match="division by zero"):
         calculator("1 / (2 - 2)")
+
+
+@pytest.mark.parametrize(
+    "expression",
+    ["round(1, -10**7)", "round(1, -(2**9999))", "round(7.5, 10**3000)", "round(2**9999, -10**6)"],
+)
+def test_round_with_an_enormous_ndigits_is_refused_before_it_runs(expression):
+    # round(x, -n) computes 10 ** n: with n = 10**7 that held the host's GIL for 10+ s.
+    with pytest.raises(ValueError, match="ndigits must be between -4000 and 4000"):
+        calculator(expression)
+
+
+def test_round_with_a_large_but_bounded_ndigits_works():
+    assert calculator("round(123456, -3)") == 123000
+    assert calculator("round(2**9000, -4000)") == 0
+    assert calculator("round(1.23456, 4000)") == 1.23456
+
+
+def test_integer_literals_are_bounded_like_results():
+    with pytest.raises(ValueError, match="too large"):
+        calculator("1" + "0" * 4000 + " + 0")

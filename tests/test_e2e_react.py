@@ -154,3 +154,23 @@ def test_fetch_url_refuses_loopback_unless_allowed(scripted, page_server: str, p
     assert call.result.startswith("Error: ")
     assert page_title not in call.result
     assert result.answer == "could not fetch"
+
+
+def test_run_shell_in_react_mode_has_the_write_budget(scripted, tmp_path: Path, monkeypatch) -> None:
+    from toolmode.sandbox import landlock, shell
+    from toolmode.testing import call, reply
+
+    if landlock.abi_version() < 1:
+        import pytest
+
+        pytest.skip("needs Landlock")
+    monkeypatch.setattr(shell, "DEFAULT_MAX_WRITE_MB", 4)  # the same default as run_code (512 MiB), made small
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    server = scripted([call("run_shell", command="for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16; do "
+                                                 "head -c 1048576 /dev/zero > f$i; done"), reply("done")])
+    with Agent(tools=builtin_tools(ws), model="m", base_url=server.base_url, console=False, runs_dir=None) as agent:
+        result = agent.run("fill the disk")
+    assert result.stopped == "answer"
+    shown = result.records[0].calls[0].result
+    assert "wrote more than 4 MiB to the workspace" in shown, shown

@@ -293,7 +293,8 @@ def test_timeout_is_enforced_while_a_host_tool_runs(tmp_path: Path) -> None:
         t0 = time.monotonic()
         res = sb.run("print('start')\nprint(slow(4))", [slow], lambda n, k: time.sleep(k["s"]) or "ok")
         elapsed = time.monotonic() - t0
-        assert res.timed_out and res.text() == "Error: timed out after 1 s; the worker was restarted"
+        assert res.timed_out and res.text() == ("Error: timed out after 1 s; the host tool 'slow' was still running: "
+                                                "it was told to stop, its result is discarded; the worker was restarted")
         assert elapsed < 2
         assert sb.run("print(add(1, 1))", [ADD], host_call).text() == "2"
 
@@ -375,3 +376,30 @@ def test_fail_closed_message_names_both_ways_out(tmp_path: Path, monkeypatch: py
     with pytest.raises(SandboxUnavailable) as info:
         Sandbox(tmp_path, LIMITS)
     assert 'sandbox="none"' in str(info.value) and "--sandbox none" in str(info.value)
+
+
+@needs_landlock
+def test_a_pure_python_host_tool_still_running_when_the_run_ends_is_stopped(tmp_path: Path) -> None:
+    # A host function that never returns (and catches Exception) would burn host CPU forever on an
+    # abandoned thread; it is interrupted, the result says so, and its thread ends.
+    from toolmode.tools import callscope
+
+    spin = StubSpec("spin", [], "spin() -> None", "")
+    counted: list[int] = []
+
+    def forever(name: str, kwargs: dict[str, Any]) -> Any:
+        n = 0
+        while True:
+            try:
+                n += 1
+                if n % 100_000 == 0:
+                    counted.append(n)
+            except Exception:  # noqa: BLE001 - a tool that swallows errors is not stopped by one
+                pass
+
+    with Sandbox(tmp_path, SandboxLimits(timeout=1)) as sb:
+        res = sb.run("spin()", [spin], forever)
+        assert res.timed_out and "the host tool 'spin' was still running: it was told to stop" in res.text()
+        assert callscope.join_abandoned(60) == []  # a bound for a broken build: it ends at once
+        assert sb.run("print(add(1, 1))", [ADD], host_call).text() == "2"
+    assert counted  # it did run

@@ -5,18 +5,33 @@ workspace (a sentinel directory next to it), no secret from the host's environme
 result or in the workspace, the sandbox still runs a program afterwards, and after close() no process of
 any worker's session is left. `# expect: <text>` lines in a program name text its result must contain (and `# expect-not:` text it
 must not; words like WROTE or SENT, which the programs print on success, must never appear), so each attack is shown to be refused for the intended reason, not by accident.
+
+Also, after each program: the host writes what the CLI and the bench write in a workspace (`./runs` traces,
+a bench directory) and reads them back, which must neither follow what the program planted nor hang; the
+host's open files, threads and resource limits are as before; no process started for the run (worker or
+run_shell) is left, and nothing grows the workspace any more. `# tools: a, b` offers more builtin tools
+than read_file, write_file and list_dir (and `add`). `# limits: key=value, ...` sets the run's
+SandboxLimits fields for one program; `# max-written-mb: N` bounds what the workspace may hold afterwards
+(data plus 4 KiB per file or directory: how the write budget charges).
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import os
+import resource
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from host_health import host_state, same_host_state
-from toolmode.sandbox import Sandbox, SandboxLimits, StubSpec, landlock
+from toolmode.bench.results import ResultsFile, read_results, read_settings, write_settings
+from toolmode.sandbox import Sandbox, SandboxLimits, StubSpec, landlock, shell
+from toolmode.sandbox.budget import INODE_BYTES
+from toolmode.tools import callscope
+from toolmode.trace import Event, open_trace_file
 
 CORPUS = sorted((Path(__file__).parent / "adversarial").glob("*.py"))
 SECRET = "sk-test-SECRET-3f9a7c1e"
@@ -27,10 +42,11 @@ ADD = StubSpec("add", ["a", "b"], "add(a, b)", "Add or concatenate.")
 pytestmark = pytest.mark.skipif(landlock.abi_version() < 1, reason="needs Landlock")
 
 
-def _tools(ws: Path) -> tuple[list[StubSpec], Any]:
+def _tools(ws: Path, extra: list[str]) -> tuple[list[StubSpec], Any]:
     from toolmode.tools.builtin import builtin_tools
 
-    tools = {t.name: t for t in builtin_tools(ws) if t.name in ("read_file", "write_file", "list_dir")}
+    wanted = ("read_file", "write_file", "list_dir", *extra)
+    tools = {t.name: t for t in builtin_tools(ws) if t.name in wanted}
     stubs = [StubSpec(t.name, list(t.parameters.get("properties", {})), t.signature(), t.description)
              for t in tools.values()] + [ADD]
 
@@ -57,6 +73,64 @@ def _sessions_alive(sids: list[int]) -> list[str]:
     return alive
 
 
+def _workspace_processes(ws: Path) -> list[str]:
+    """Processes whose working directory is in the workspace: only the run's worker and shells start there."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                cwd = os.readlink(f"/proc/{entry}/cwd")
+            except OSError:
+                continue
+            if Path(cwd).is_relative_to(ws) and Path(f"/proc/{entry}/stat").read_text().split(") ", 1)[1][0] != "Z":
+                found.append(f"{entry}: {Path(f'/proc/{entry}/cmdline').read_bytes()[:80]!r}")
+    return found
+
+
+def _charged(root: Path) -> int:
+    """What the workspace holds, as the write budget charges it: bytes plus INODE_BYTES per entry."""
+    total = 0
+    for path in root.rglob("*"):
+        info = path.lstat()
+        total += INODE_BYTES + (info.st_blocks * 512 if path.is_file() and not path.is_symlink() else 0)
+    return total
+
+
+def _host_state() -> dict[str, Any]:
+    """The host process's open files, threads and resource limits."""
+    fds = {}
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):  # the listing's own descriptor is gone by now
+            fds[fd] = os.readlink(f"/proc/self/fd/{fd}")
+    limits = {name: resource.getrlimit(getattr(resource, name)) for name in dir(resource) if name.startswith("RLIMIT_")}
+    return {"fds": fds, "threads": set(os.listdir("/proc/self/task")), "limits": limits}
+
+
+def _host_outputs_after(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the CLI and the bench write into `./runs` of a workspace, written and read back the host's way.
+
+    Each may be refused (a planted link); none may follow it or hang.
+    """
+    monkeypatch.chdir(ws)
+    sink, _ = open_trace_file("runs", "adversarial")
+    if sink is not None:
+        sink.emit(Event("probe", {"from": "host"}))
+        sink.close()
+    bench = Path("runs") / "bench-adversarial"
+    for step in (lambda: write_settings(bench, {"tasks": "probe"}),
+                 lambda: ResultsFile(bench).append({"task": "t", "mode": "m", "run": 1}),
+                 lambda: read_results(bench), lambda: read_settings(bench)):
+        with contextlib.suppress(OSError, ValueError):
+            step()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _warm(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """One run first, so the long-lived spawner thread exists before any host state is compared."""
+    with Sandbox(tmp_path_factory.mktemp("warm"), LIMITS) as sb:
+        sb.run("pass", [], lambda n, k: None)
+
+
 def _snapshot(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() if p.is_file() else b"<dir>" for p in sorted(root.rglob("*"))}
 
@@ -78,14 +152,31 @@ def test_program_is_contained(program: Path, tmp_path: Path, monkeypatch: pytest
     code = source.replace("{{SENTINEL}}", str(sentinel)).replace("{{WORKSPACE}}", str(ws))
     expects = [line.split(":", 1)[1].strip() for line in source.splitlines() if line.startswith("# expect:")]
     refuses = [line.split(":", 1)[1].strip() for line in source.splitlines() if line.startswith("# expect-not:")]
-    stubs, call = _tools(ws)
+    limits = LIMITS
+    for line in source.splitlines():
+        if line.startswith("# limits:"):
+            fields = dict(item.split("=") for item in line.split(":", 1)[1].replace(" ", "").split(","))
+            limits = dataclasses.replace(LIMITS, **{k: type(getattr(LIMITS, k))(v) for k, v in fields.items()})
+    bounds = [int(line.split(":", 1)[1]) for line in source.splitlines() if line.startswith("# max-written-mb:")]
+    extra = [name.strip() for line in source.splitlines() if line.startswith("# tools:")
+             for name in line.split(":", 1)[1].split(",")]
+    stubs, call = _tools(ws, extra)
+    process_before = _host_state()
 
-    sb = Sandbox(ws, LIMITS)
+    sb = Sandbox(ws, limits)
     try:
         result = sb.run(code, stubs, call)
+        written = _charged(ws)
         after = sb.run("print('still here')", stubs, call)
     finally:
         sb.close()
+    assert callscope.join_abandoned(60) == []  # a bound to wait, not a timed assert: they end at once
+    grown = _charged(ws)
+    assert _workspace_processes(ws) == []
+    assert not shell._live
+    assert _charged(ws) == grown, "something kept writing in the workspace after the run ended"
+    _host_outputs_after(ws, monkeypatch)
+    process_after = _host_state()
     text = result.text()
 
     assert expects, "every corpus program names what its result must show"
@@ -101,3 +192,9 @@ def test_program_is_contained(program: Path, tmp_path: Path, monkeypatch: pytest
         if path.is_file() and path.stat().st_size < 10_000_000:
             assert SECRET.encode() not in path.read_bytes()
     assert _sessions_alive(sb.spawned_pids) == []
+    for bound in bounds:
+        assert written <= bound * 1024 * 1024, f"the workspace holds {written / 2**20:.1f} MiB, over {bound} MiB"
+    assert {k: v for k, v in process_after["fds"].items() if process_before["fds"].get(k) != v} == {}
+    new_threads = process_after["threads"] - process_before["threads"]
+    assert [Path(f"/proc/self/task/{t}/comm").read_text().strip() for t in new_threads if Path(f"/proc/self/task/{t}").exists()] == []
+    assert process_after["limits"] == process_before["limits"]

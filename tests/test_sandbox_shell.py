@@ -29,6 +29,13 @@ def _group_members(pgid: int) -> list[str]:
     return out
 
 
+def _running(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 def test_echo_and_exit_code(tmp_path: Path) -> None:
     res = run_confined("echo hello; exit 3", workspace=tmp_path, timeout=10)
     assert (res.stdout, res.exit_code, res.timed_out) == ("hello\n", 3, False)
@@ -163,3 +170,98 @@ def test_fork_bomb_is_cleaned_up_within_the_timeout(tmp_path: Path) -> None:
     elapsed = time.monotonic() - t0
     assert res.timed_out
     assert elapsed < 6, elapsed
+
+
+def _charged(root: Path) -> int:
+    return sum(4096 + (p.lstat().st_blocks * 512 if p.is_file() and not p.is_symlink() else 0) for p in root.rglob("*"))
+
+
+def test_a_command_is_held_to_the_write_budget(tmp_path: Path) -> None:
+    # 64 MiB attempted against 8 MiB; stopped within a check interval (or held to it when it ends first).
+    res = run_confined("i=0; while [ $i -lt 64 ]; do head -c 1048576 /dev/zero > f$i; i=$((i+1)); done; echo DONE",
+                       workspace=tmp_path, timeout=60, max_write_mb=8)
+    assert "wrote more than 8 MiB to the workspace" in res.stderr, res.stderr
+    if "the command was stopped" in res.stderr:
+        assert res.exit_code == -9 and "DONE" not in res.stdout
+
+
+def test_an_inode_flood_is_charged(tmp_path: Path) -> None:
+    # empty files cost no data blocks: each counts 4 KiB, so 3,000 of them exceed 2 MiB
+    res = run_confined("mkdir d && cd d && i=0; while [ $i -lt 3000 ]; do : > f$i; i=$((i+1)); done",
+                       workspace=tmp_path, timeout=60, max_write_mb=2)
+    assert "wrote more than 2 MiB to the workspace (each new file or directory counts as 4 KiB)" in res.stderr
+
+
+def test_a_cancelled_call_stops_the_command_and_its_group(tmp_path: Path) -> None:
+    import contextvars
+    import threading
+    import time
+
+    from toolmode.sandbox import shell
+    from toolmode.tools import callscope
+
+    scope = callscope.CallScope("run_shell", time.monotonic() + 600)
+    ctx = contextvars.copy_context()
+    ctx.run(callscope.enter, scope)
+    results = []
+    command = "trap '' TERM; (while :; do echo x >> late.txt; sleep 0.01; done) & echo $$ > pid; sleep 600"
+    worker = threading.Thread(target=lambda: results.append(ctx.run(run_confined, command, workspace=tmp_path,
+                                                                    timeout=600)))
+    worker.start()
+    for _ in range(6000):  # until the command runs (a bound for a broken build, not a timing assertion)
+        if (tmp_path / "pid").exists() and (tmp_path / "late.txt").exists():
+            break
+        time.sleep(0.01)
+    pgid = next(iter(shell._live))
+    scope.cancel()
+    worker.join(120)
+    assert results and "[toolmode: the command was stopped: the run that called it ended]" in results[0].stderr
+    assert results[0].exit_code == -9 and not results[0].timed_out
+    assert _group_members(pgid) == [] and not shell._live
+    size = (tmp_path / "late.txt").stat().st_size
+    assert run_confined("true", workspace=tmp_path, timeout=10).exit_code == 0
+    assert (tmp_path / "late.txt").stat().st_size == size  # nothing writes any more
+
+
+def test_interrupting_a_step_stops_the_shell_still_running_in_it(tmp_path: Path) -> None:
+    # react mode runs a step's calls on daemon threads; a Ctrl-C ends the step at once and must not leave
+    # run_shell's command running until its own timeout.
+    import json
+    import signal
+    import threading
+    import time
+
+    from toolmode.loop import _run_calls
+    from toolmode.models.reply import ToolCall
+    from toolmode.modes.react import ReactMode
+    from toolmode.tools.base import Tool
+    from toolmode.tools.builtin import builtin_tools
+
+    def interrupt() -> str:
+        """Interrupt the main thread once the shell runs."""
+        for _ in range(6000):  # a bound for a broken build
+            if (tmp_path / "pid").exists():
+                break
+            time.sleep(0.01)
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)  # what Ctrl-C does
+        return "interrupted"
+
+    mode = ReactMode([*builtin_tools(tmp_path), Tool.from_function(interrupt)])
+    calls = [ToolCall("1", "run_shell", json.dumps({"command": "echo $$ > pid; exec sleep 600"})),
+             ToolCall("2", "interrupt", "{}")]
+    records: list = []
+    with pytest.raises(KeyboardInterrupt):
+        _run_calls(calls, mode, 4000, lambda record: records.append(record) if record.name == "run_shell" else None)
+    # Not Thread.join: on Python 3.11 a join interrupted by Ctrl-C marks the thread it waited for as ended.
+    for _ in range(12000):  # until run_shell returns once its command is stopped (a bound, not a timing assertion)
+        if records:
+            break
+        time.sleep(0.01)
+    pid = int((tmp_path / "pid").read_text())
+    for _ in range(12000):  # SIGKILLed; wait until it is gone or a zombie (a bound, not a timing assertion)
+        if _running(pid) is False:
+            break
+        time.sleep(0.01)
+    assert _running(pid) is False
+    assert records[0].result.endswith('[toolmode: the command was stopped: the run that called it ended]", '
+                                      '"timed_out": false}')

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from toolmode.budget import Budget, CancelToken
-from toolmode.events import BaseEvent
+from toolmode.events import BaseEvent, Notice
 from toolmode.history import check_history
 from toolmode.loop import DEFAULT_MAX_RESULT_CHARS, DEFAULT_MAX_STEPS, run_agent
 from toolmode.models.base import Model
@@ -23,7 +23,7 @@ from toolmode.output import OutputSpec
 from toolmode.result import RunResult
 from toolmode.settings import ModelSettings, OutputSettings, SandboxSettings
 from toolmode.tools.base import as_tool
-from toolmode.trace import JsonlSink, Sink, Trace, new_trace_path
+from toolmode.trace import Sink, Trace, open_trace_file
 
 
 @dataclass
@@ -196,11 +196,16 @@ class Agent:
             from toolmode.console import ConsoleSink
 
             sinks.append(ConsoleSink(quiet=self.quiet))
-        path = None
+        path = problem = None
         if self.runs_dir is not None:
-            path = new_trace_path(self.runs_dir, self.mode_name)
-            sinks.insert(0, JsonlSink(path))
-        return Trace(sinks, path=path)
+            jsonl, problem = open_trace_file(self.runs_dir, self.mode_name)
+            if jsonl is not None:
+                path = jsonl.path
+                sinks.insert(0, jsonl)
+        trace = Trace(sinks, path=path)
+        if problem:  # the run goes on without its file (e.g. `runs` is a planted or dangling link)
+            trace.publish(Notice(problem))
+        return trace
 
     def _execute(self, run: _Run, event_loop: asyncio.AbstractEventLoop | None = None) -> RunResult:
         """Drive the loop for a prepared run in the calling thread."""

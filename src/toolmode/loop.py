@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextvars
 import functools
 import json
+import math
 import threading
 import time
 from datetime import UTC, datetime
@@ -37,6 +38,7 @@ from toolmode.models.reply import ToolCall
 from toolmode.modes.base import Mode
 from toolmode.output import RETRIES, OutputSpec
 from toolmode.result import CallRecord, RunResult, StepRecord
+from toolmode.tools import callscope
 from toolmode.trace import Trace
 from toolmode.usage import Usage
 
@@ -189,8 +191,11 @@ def _run_calls(calls: list[ToolCall], mode: Mode, limit: int, ctx: runctx.RunCon
     lock = threading.Lock()
     all_done = threading.Event()
 
+    scopes = [callscope.CallScope(c.name, math.inf) for c in calls]
+
     def work(i: int) -> None:
         call = calls[i]
+        callscope.enter(scopes[i])  # a call abandoned below is cancelled through it (run_shell stops)
         try:
             ctx.publish(ToolCallStarted(ctx.step, call.id, call.name, call.arguments))
             done = results[i] = _run_call(call, mode, limit)
@@ -209,6 +214,9 @@ def _run_calls(calls: list[ToolCall], mode: Mode, limit: int, ctx: runctx.RunCon
         while not all_done.wait(min(max(ctx.limits.remaining(), 0.0), 0.05)):
             ctx.limits.check_time()
     finally:
+        for scope, r in zip(scopes, results, strict=True):
+            if r is None:  # still running: the run stopped (deadline, cancel, Ctrl-C) before it did
+                scope.cancel()
         record.calls = [r or CallRecord(c.id, c.name, c.arguments, STOPPED_CALL, True)
                         for r, c in zip(results, calls, strict=True)]
         messages.extend({"role": "tool", "tool_call_id": r.id, "content": r.result} for r in record.calls)

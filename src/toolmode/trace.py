@@ -7,6 +7,7 @@ The event types themselves live in `toolmode.events`.
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 import warnings
@@ -16,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+from toolmode import hostfiles
 from toolmode.events import BaseEvent, Event, make_event
 
 __all__ = ["Event", "JsonlSink", "MemorySink", "Sink", "Trace", "new_trace_path"]
@@ -34,12 +36,17 @@ class Sink(Protocol):
 
 
 class JsonlSink:
-    """Appends one JSON line per event to a file, flushed per event."""
+    """Appends one JSON line per event to a file, flushed per event.
+
+    The file and its directory are opened without following any link (see `hostfiles`): the default
+    `./runs` is inside the default workspace, where sandboxed code could plant one. A refusal raises
+    `hostfiles.UnsafeHostPath`.
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = self.path.open("a", encoding="utf-8")
+        fd = hostfiles.open_file(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        self._file = open(fd, "a", encoding="utf-8")  # noqa: SIM115 - closed by close()
 
     def emit(self, event: BaseEvent) -> None:
         """Write and flush the event (streamed text pieces are left out: the reply event has the text)."""
@@ -106,6 +113,17 @@ class Trace:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def open_trace_file(runs_dir: Path | str, label: str) -> tuple[JsonlSink | None, str | None]:
+    """A JsonlSink on a fresh file under `runs_dir`, or (None, why) when it cannot be written.
+
+    A run goes on without its trace file rather than fail (e.g. `runs` is a planted or dangling symlink).
+    """
+    try:
+        return JsonlSink(new_trace_path(runs_dir, label)), None
+    except OSError as exc:
+        return None, f"no trace file written: {exc}"
 
 
 def new_trace_path(runs_dir: Path | str, label: str = "run") -> Path:

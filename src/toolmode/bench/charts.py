@@ -9,12 +9,15 @@ The `*_figure` functions build the figure without saving it, so tests can measur
 
 from __future__ import annotations
 
+import io
 import math
+import os
 import textwrap
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from toolmode import hostfiles
 from toolmode.bench.stats import ALL_TASKS, SCRIPTED_NOTE, Cell, Stat
 
 N_LABEL_GID = "n-label"  # the gid of the per-bar n labels (tests find them by it)
@@ -29,6 +32,14 @@ def _plt() -> Any:
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def _save(fig: Any, path: Path, dpi: int) -> None:
+    """Render to memory, then write without following links (see `hostfiles`)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi)
+    with open(hostfiles.open_file(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "wb") as out:
+        out.write(buf.getvalue())
 
 
 def _titles(fig: Any, title: str, scripted: bool, width_in: float) -> None:
@@ -149,7 +160,7 @@ def grouped_bars(
 ) -> Path:
     """Write `grouped_bars_figure` to `path`."""
     fig = grouped_bars_figure(cells, key, ylabel, title, scripted=scripted, percent=percent)
-    fig.savefig(path, dpi=BAR_DPI)
+    _save(fig, path, dpi=BAR_DPI)
     _plt().close(fig)
     return path
 
@@ -214,7 +225,7 @@ def prompt_growth_figure(cells: list[Cell], *, scripted: bool) -> Any:
 def prompt_growth(cells: list[Cell], path: Path, *, scripted: bool) -> Path:
     """Write `prompt_growth_figure` to `path`."""
     fig = prompt_growth_figure(cells, scripted=scripted)
-    fig.savefig(path, dpi=GROWTH_DPI)
+    _save(fig, path, dpi=GROWTH_DPI)
     _plt().close(fig)
     return path
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from toolmode import hostfiles
 from toolmode.bench.checks import (
     MIX_FLAG,
     BenchUsageError,
@@ -174,7 +176,7 @@ def _bench(args: argparse.Namespace) -> int:
     settings["tasks_run"] = [t.name for t in tasks]
     settings.setdefault("started", saved.get("started") or datetime.now().isoformat(timespec="seconds"))
     try:
-        where.mkdir(parents=True, exist_ok=True)
+        os.close(hostfiles.open_dir(where))  # never through a planted link
         write_settings(where, {**settings, "tasks": settings["tasks"], "task_order": settings["tasks_run"],
                                "mode_order": [s.label for s in specs]})  # fmt: skip
     except OSError as exc:

@@ -9,10 +9,12 @@ comparison table show the shape of a real comparison, but the replies are script
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from toolmode import hostfiles
 from toolmode.bench.episode import BenchConfig, run_episode
 from toolmode.bench.modespec import parse_modes
 from toolmode.bench.players import PLAYERS
@@ -62,7 +64,7 @@ def demo_main(argv: list[str]) -> int:
         )
     )
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="toolmode-demo-"))
-    out.mkdir(parents=True, exist_ok=True)
+    os.close(hostfiles.open_dir(out))
     tasks = select(builtin_suite(), DEMO_TASKS)
     specs = parse_modes(DEMO_MODES)
     players = {**PLAYERS, "time_and_title": time_and_title_guessing}

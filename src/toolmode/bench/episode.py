@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import shutil
+import os
 import time
 import traceback
 from collections.abc import Callable
@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from toolmode import hostfiles
 from toolmode.bench.fixtures import FixtureServer
 from toolmode.bench.modespec import ModeSpec
 from toolmode.bench.task import Task, TaskEnv
@@ -71,10 +72,9 @@ def run_episode(
         "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
     where = episode_dir(bench_dir, task.name, spec.label, run)
-    if where.exists():
-        shutil.rmtree(where)  # a half-finished episode from an interrupted bench
+    hostfiles.remove_tree(where)  # a half-finished episode from an interrupted bench
     workspace = where / "workspace"
-    workspace.mkdir(parents=True)
+    os.close(hostfiles.open_dir(workspace))
     try:
         with ExitStack() as stack:
             facts = task.build(workspace, seed)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from toolmode import hostfiles
 from toolmode.bench.charts import all_charts
 from toolmode.bench.html_report import render_html
 from toolmode.bench.results import BenchDirError, read_results, read_settings
@@ -75,9 +76,9 @@ def build_report(bench_dir: Path, *, console: Any = None, charts: bool = True) -
             else:
                 print(note, file=sys.stderr)
     html_path = bench_dir / "report.html"
-    html_path.write_text(
+    hostfiles.write_text(
+        html_path,
         render_html(cells, records, chart_paths, settings, scripted=scripted, model=model, charts_note=note,
                     extra=reference.render_html(published) if published else ""),  # fmt: skip
-        encoding="utf-8",
     )
     return Report(csv_path, html_path, chart_paths, cells, scripted, note)

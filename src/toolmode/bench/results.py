@@ -7,9 +7,12 @@ resumes the same way.
 from __future__ import annotations
 
 import json
+import os
 import threading
 from pathlib import Path
 from typing import Any
+
+from toolmode import hostfiles
 
 RESULTS = "results.jsonl"
 SETTINGS = "bench.json"
@@ -59,9 +62,7 @@ class ResultsFile:
             if not self._checked_tail:
                 drop_torn_tail(self.path)
                 self._checked_tail = True
-            with self.path.open("a", encoding="utf-8") as out:
-                out.write(line + "\n")
-                out.flush()
+            hostfiles.append_text(self.path, line + "\n")
 
     def read(self) -> list[dict[str, Any]]:
         """All records; a later record for the same episode replaces an earlier one; a torn last line is skipped."""
@@ -71,7 +72,7 @@ class ResultsFile:
 def drop_torn_tail(path: Path) -> None:
     """Cut a last line that a crash left without its newline, so the next record starts on a line of its own."""
     try:
-        with path.open("rb+") as f:
+        with open(hostfiles.open_file(path, os.O_RDWR), "rb+") as f:
             size = f.seek(0, 2)
             if size == 0:
                 return
@@ -97,7 +98,7 @@ def read_results(bench_dir: Path) -> list[dict[str, Any]]:
     """
     path = Path(bench_dir) / RESULTS
     try:
-        text = path.read_text(encoding="utf-8")
+        text = hostfiles.read_text(path)
     except FileNotFoundError:
         return []
     except (OSError, UnicodeDecodeError) as exc:
@@ -136,14 +137,14 @@ def _record_or_none(line: str) -> dict[str, Any] | None:
 
 def write_settings(bench_dir: Path, settings: dict[str, Any]) -> None:
     """Save the bench's settings (so `--resume` and `--report` know what was asked)."""
-    (Path(bench_dir) / SETTINGS).write_text(json.dumps(settings, indent=2, ensure_ascii=False) + "\n")
+    hostfiles.write_text(Path(bench_dir) / SETTINGS, json.dumps(settings, indent=2, ensure_ascii=False) + "\n")
 
 
 def read_settings(bench_dir: Path) -> dict[str, Any]:
     """The saved settings, or {} if there are none; BenchDirError if the file is unreadable or not a JSON object."""
     path = Path(bench_dir) / SETTINGS
     try:
-        settings = json.loads(path.read_text(encoding="utf-8"))
+        settings = json.loads(hostfiles.read_text(path))
     except FileNotFoundError:
         return {}
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:

@@ -10,6 +10,7 @@ are closed, they are not recorded and run again on resume) and raises BenchAband
 from __future__ import annotations
 
 import contextlib
+import os
 import queue
 import sys
 import threading
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from toolmode import hostfiles
 from toolmode.bench.earlystop import STOP_AFTER, BenchStopped, EarlyStop
 from toolmode.bench.episode import BenchConfig, run_episode
 from toolmode.bench.modespec import ModeSpec
@@ -80,7 +82,7 @@ def run_bench(
     When `stop_after` episodes in a row fail the same way because of the endpoint (see `earlystop`), no
     more episodes start, the running ones are abandoned and BenchStopped is raised (0 turns this off).
     """
-    bench_dir.mkdir(parents=True, exist_ok=True)
+    os.close(hostfiles.open_dir(bench_dir))
     results = ResultsFile(bench_dir)
     done = finished_keys(results.read(), retry_errors=retry_errors)
     todo = [e for e in plan(tasks, specs, runs, base_seed) if (e.task.name, e.spec.label, e.run) not in done]

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import csv
+import os
 from pathlib import Path
 from typing import Any
 
+from toolmode import hostfiles
 from toolmode.bench.stats import ALL_TASKS, MEASURES, POOLED_NOTE, SCRIPTED_NOTE, Cell, Stat
 
 _SHORT = {"requests": "req", "prompt tok": "prompt", "completion tok": "compl", "cached tok": "cached"}
@@ -96,7 +98,8 @@ def write_csv(path: Path, cells: list[Cell], *, scripted: bool, model: str | Non
     for key, _ in MEASURES:
         header += [f"{key}_mean", f"{key}_sd", f"{key}_n"]
     header += ["model", "scripted", "note"]
-    with path.open("w", newline="", encoding="utf-8") as out:
+    with open(hostfiles.open_file(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "w", newline="",
+              encoding="utf-8") as out:
         writer = csv.writer(out)
         writer.writerow(header)
         for c in cells:

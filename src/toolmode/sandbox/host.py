@@ -26,7 +26,11 @@ from pathlib import Path
 from typing import Any
 
 from ..hostenv import environment_refusal
+from ..tools import callscope
+from ..tools.callscope import CallScope, ToolCancelled
+from ..tools.callscope import remaining_time as remaining_time
 from . import boot, landlock, runlimits, seccomp
+from .budget import WriteBudget
 from .output import cap_output, format_error
 from .protocol import Channel, ChannelClosed, FrameTimeout, ProtocolError, encode
 from .spawn import interpreter, kill_group, on_spawner, scrubbed_env
@@ -36,9 +40,10 @@ DEFAULT_LIMITS = SandboxLimits()  # frozen, so sharing it as a default is safe
 POLICIES = ("auto", "landlock", "bwrap", "none")
 STARTUP_TIMEOUT = 15.0
 CHECK_INTERVAL = 0.1  # how often a running program's writes and CPU time are checked
+WRITE_CHECK_GAP = 0.001  # the write budget is also checked on frames and after tool calls, at most this often
 CPU_SLACK = 0.5  # the host's CPU check allows this much over the limit (RLIMIT_CPU normally acts first)
+CLOSE_WAIT = 3.0  # close() waits this long at most for the (idle) tool thread to end
 CPU_LIFETIME_RUNS = 1000  # persistent workers: the CPU hard ceiling is this many runs' worth
-MiB = 1024 * 1024
 NONE_HINT = ('pass sandbox="none" (Python) or --sandbox none (CLI) to run model code without confinement '
              "(unsafe: a plain child process with only rlimits and a timeout)")
 
@@ -153,12 +158,6 @@ class _Abort(Exception):
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
-def _fs_used(path: str) -> int:
-    """Bytes in use on the file system holding `path`."""
-    st = os.statvfs(path)
-    return (st.f_blocks - st.f_bfree) * st.f_frsize
-
-
 def _cpu_seconds(pid: int) -> float | None:
     """User + system CPU seconds of process `pid` (all its threads), from /proc; None if unreadable."""
     try:
@@ -170,29 +169,42 @@ def _cpu_seconds(pid: int) -> float | None:
 
 
 class _Guard:
-    """Checks made every CHECK_INTERVAL while a run is in progress (the host thread is waiting anyway).
+    """Checks made while a run is in progress: every CHECK_INTERVAL when the host waits, and on every frame.
 
-    - write budget: growth of the used space on the workspace's file system since the run started (an
-      O(1) statvfs; it also sees files the program unlinked but keeps open, and writes by host tools);
+    - write budget (`budget.WriteBudget`: one statvfs): checked after every tool call (at most every
+      WRITE_CHECK_GAP) and at the `done` frame, so a program that keeps the host busy cannot outrun it, and every
+      CHECK_INTERVAL while the host waits;
     - CPU: the worker's CPU time since the run started (backs up RLIMIT_CPU, whose SIGXCPU a program can
-      ignore);
+      ignore), every CHECK_INTERVAL, busy or not;
     - close(): a concurrent close ends the run at once.
     """
 
     def __init__(self, sb: Sandbox, worker: _Worker) -> None:
         self.sb = sb
-        self.ws = str(sb.workspace)
-        self.budget = sb.limits.max_write_mb * MiB
+        self.budget = WriteBudget(sb.workspace, sb.limits.max_write_mb)
         self.cpu = sb.limits.cpu()
         self.pid = worker.proc.pid if sb.policy != "bwrap" else 0  # under bwrap, the pid is bwrap's
-        self.disk0 = _fs_used(self.ws)
         self.cpu0 = _cpu_seconds(self.pid) if self.pid else None
+        self.next_full = self.last_write = time.monotonic()
+
+    def tick(self) -> None:
+        """The cheap check made on every frame and after every tool call."""
+        now = time.monotonic()
+        if now >= self.next_full:
+            self.check()
+        elif now - self.last_write >= WRITE_CHECK_GAP:
+            self.last_write = now
+            if self.budget.exceeded():
+                raise _Abort(self.budget.message())
 
     def check(self) -> None:
+        """Every check, now."""
+        self.next_full = self.last_write = time.monotonic()
+        self.next_full += CHECK_INTERVAL
         if self.sb._closed:
             raise _Abort("Error: the sandbox was closed while the program ran")
-        if _fs_used(self.ws) - self.disk0 > self.budget:
-            raise _Abort(f"Error: wrote more than {self.sb.limits.max_write_mb} MiB to the workspace")
+        if self.budget.exceeded():
+            raise _Abort(self.budget.message())
         if self.cpu0 is not None:
             used = _cpu_seconds(self.pid)
             if used is not None and used - self.cpu0 > self.cpu + CPU_SLACK:
@@ -215,16 +227,19 @@ class _ToolThread:
 
     def _loop(self) -> None:
         while True:
-            item = self.queue.get()
-            if item is None:
+            try:
+                item = self.queue.get()
+                if item is None:
+                    return
+                fut, fn = item
+                if fut.set_running_or_notify_cancel():
+                    try:
+                        fut.set_result(fn())
+                    except BaseException as exc:  # handed to the run's thread, which decides
+                        fut.set_exception(exc)
+                del fut, fn, item
+            except ToolCancelled:  # arrived after its call ended; only an abandoned thread gets it: end
                 return
-            fut, fn = item
-            if fut.set_running_or_notify_cancel():
-                try:
-                    fut.set_result(fn())
-                except BaseException as exc:  # handed to the run's thread, which decides
-                    fut.set_exception(exc)
-            del fut, fn, item
 
     def submit(self, fn: Callable[[], Any]) -> concurrent.futures.Future[Any]:
         fut: concurrent.futures.Future[Any] = concurrent.futures.Future()
@@ -233,16 +248,6 @@ class _ToolThread:
 
     def stop(self) -> None:
         self.queue.put(None)
-
-
-_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("toolmode_sandbox_deadline", default=None)
-
-
-def remaining_time() -> float | None:
-    """Inside a host tool called from sandboxed code: seconds left before the run's wall-clock deadline
-    (the run ends then and the tool's result is discarded); None outside such a call."""
-    deadline = _DEADLINE.get()
-    return None if deadline is None else max(0.0, deadline - time.monotonic())
 
 
 class Sandbox:
@@ -412,6 +417,7 @@ class Sandbox:
             self._reaping = []
             if self._tools is not None:
                 self._tools.stop()
+                self._tools.thread.join(CLOSE_WAIT)  # idle: it ends at once
                 self._tools = None
 
     def __enter__(self) -> Sandbox:
@@ -465,7 +471,9 @@ class Sandbox:
                     if msg.get("run") != run_id:
                         raise ProtocolError(f"{str(op)[:40]!r} frame without this run's id")
                     if op == "call":
-                        self._send_reply(worker, self._call(msg, state, call, deadline, guard), deadline)
+                        reply = self._call(msg, state, call, deadline, guard)
+                        guard.tick()  # on every call frame: fast write_file floods, a busy program, a big write
+                        self._send_reply(worker, reply, deadline)
                     elif op == "done":
                         guard.check()  # a program quicker than one check interval is held to the budget too
                         result = self._finish(code, msg, state, lost)
@@ -521,6 +529,8 @@ class Sandbox:
         worker.chan.send_bytes(data, deadline)
 
     def _failure(self, message: str, state: _RunState, timed_out: bool = False) -> CodeResult:
+        if state.cancelled:
+            message += f"; the host tool {state.cancelled!r} was still running: it was told to stop, its result is discarded"
         reset = self.persistent
         if reset:
             message += "; the worker was restarted and the namespace was reset (variables from earlier runs are gone)"
@@ -563,7 +573,7 @@ class Sandbox:
         if name not in state.allowed:
             return _error_reply(cid, message=f"tool {name[:100]!r} is not available in this run")
         state.calls += 1
-        ok, value = self._call_tool(call, name, args, deadline, guard)
+        ok, value = self._call_tool(call, name, args, deadline, guard, state)
         if not ok:
             return _error_reply(cid, value)
         if isinstance(value, Handles):
@@ -573,7 +583,7 @@ class Sandbox:
         return {"op": "result", "id": cid, "ok": True, "value": value}
 
     def _call_tool(self, call: Callable[[str, dict[str, Any]], Any], name: str, args: dict[str, Any],
-                   deadline: float, guard: _Guard) -> tuple[bool, Any]:
+                   deadline: float, guard: _Guard, state: _RunState) -> tuple[bool, Any]:
         """Run `call(name, args)` on the tool thread, waiting at most until the run's deadline.
 
         Returns (True, value) or (False, the Exception the tool raised); raises FrameTimeout (deadline)
@@ -581,8 +591,9 @@ class Sandbox:
         """
         if self._tools is None:
             self._tools = _ToolThread()
+        scope = CallScope(name, deadline)
         ctx = contextvars.copy_context()
-        ctx.run(_DEADLINE.set, deadline)
+        ctx.run(callscope.enter, scope)
         fut = self._tools.submit(lambda: ctx.run(call, name, args))
         try:
             while True:
@@ -595,9 +606,11 @@ class Sandbox:
                 except TimeoutError:
                     guard.check()
         except BaseException:
-            if not fut.cancel():  # running: leave it to finish in the background, on an abandoned thread
+            if not fut.cancel():  # running: stop it; whatever cannot be stopped ends on an abandoned thread
+                callscope.abandon(scope, self._tools.thread)
                 self._tools.stop()
                 self._tools = None
+                state.cancelled = name
             raise
         if exc is None:
             return True, fut.result()
@@ -612,3 +625,4 @@ class _RunState:
     budget: int
     requests: int = 0
     calls: int = 0
+    cancelled: str = ""  # a host tool still running when the run ended

@@ -16,6 +16,7 @@ from toolmode.runctx import cap_timeout
 from toolmode.tools import html_text
 from toolmode.tools.base import Tool
 from toolmode.tools.calculator import calculator
+from toolmode.tools.callscope import remaining_time
 from toolmode.tools.netguard import NetPolicy, guarded_get
 from toolmode.tools.safe_open import O_PATH
 from toolmode.tools.workspace import Workspace
@@ -264,7 +265,9 @@ def _fetch_function(policy: NetPolicy, fetch_timeout: float, fetch_max_bytes: in
     def fetch_url(url: str, max_chars: int = 20000) -> dict:
         if max_chars < 1:
             raise ValueError(f"max_chars must be 1 or more, got {max_chars}")
-        with guarded_get(url, policy=policy, timeout=cap_timeout(fetch_timeout)) as response:
+        left = remaining_time()  # called from sandboxed code: never past that run's deadline
+        timeout = cap_timeout(fetch_timeout if left is None else max(0.001, min(fetch_timeout, left)))
+        with guarded_get(url, policy=policy, timeout=timeout) as response:
             content_type = response.content_type
             if html_text.content_kind(content_type) == "binary":
                 raise ValueError(

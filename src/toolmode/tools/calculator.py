@@ -13,6 +13,11 @@ MAX_DEPTH = 50
 # About 3,000 decimal digits: far beyond everyday use, and below Python's int-to-text limit (4,300 digits),
 # so every result can still be shown to the model.
 MAX_INT_BITS = 10_000
+# Every operand and result is an int of at most MAX_INT_BITS bits or a float, so each operation costs
+# microseconds, except those whose work grows with an operand's *value*: `**` (the exponent) and
+# round(x, ndigits) (computes 10 ** -ndigits). Those are bounded before they run (_check_power,
+# _check_round); no other allowed operation (shifts, factorial, comb, three-argument pow) is offered.
+MAX_ROUND_DIGITS = 4_000
 
 Number = int | float
 
@@ -102,7 +107,7 @@ def _eval(node: ast.AST, depth: int) -> Number:
         value = node.value
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ValueError(f"only numbers are allowed, not {value!r}")
-        return value
+        return _checked(value)
     if isinstance(node, ast.BinOp):
         return _binary_chain(node, depth)
     if isinstance(node, ast.UnaryOp):
@@ -153,8 +158,8 @@ def _call(node: ast.Call, depth: int) -> Number:
         raise ValueError(f"{node.func.id}() takes plain positional arguments only")
     args = [_eval(a, depth + 1) for a in node.args]
     name = node.func.id
-    if name == "round" and len(args) == 2 and not isinstance(args[1], int):
-        raise ValueError("round(x, ndigits): ndigits must be an integer")
+    if name == "round" and len(args) == 2:
+        _check_round(args[1])
     return _checked(_apply(_FUNCTIONS[name], *args, label=f"{name}({', '.join(_short(a) for a in args)})"))
 
 
@@ -175,6 +180,14 @@ def _check_power(base: Number, exponent: Number) -> None:
         return
     if (abs(base).bit_length() - 1) * exponent > MAX_INT_BITS:
         raise ValueError(f"{_short(base)} ** {_short(exponent)} is too large (results are limited to {MAX_INT_BITS} bits)")
+
+
+def _check_round(ndigits: Number) -> None:
+    """round(x, n) computes 10 ** -n for a negative n: refuse an n that would take seconds to minutes."""
+    if not isinstance(ndigits, int):
+        raise ValueError("round(x, ndigits): ndigits must be an integer")
+    if abs(ndigits) > MAX_ROUND_DIGITS:
+        raise ValueError(f"round(x, ndigits): ndigits must be between -{MAX_ROUND_DIGITS} and {MAX_ROUND_DIGITS}")
 
 
 def _short(value: Number) -> str:

@@ -31,6 +31,7 @@ RESOLVE_IN_ROOT = 0x10
 
 _SYS_OPENAT2 = {"x86_64": 437, "aarch64": 437, "arm64": 437}  # the only numbers relied upon here
 _RESOLVE = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS
+PATH_MAX = 4096  # Linux's limit for a path handed to the kernel, in bytes with the final NUL
 _EAGAIN_RETRIES = 32  # openat2 answers EAGAIN when a rename races with its `..` handling
 
 O_PATH: int = getattr(os, "O_PATH", 0)  # Linux; elsewhere directories are opened O_RDONLY
@@ -88,26 +89,29 @@ def _openat2_raw(dir_fd: int, path: bytes, flags: int, mode: int, resolve: int) 
             raise OSError(err, os.strerror(err), os.fsdecode(path))
 
 
-def open_beneath(dir_fd: int, path: str | bytes, flags: int, mode: int = 0o666) -> int:
+def open_beneath(dir_fd: int, path: str | bytes, flags: int, mode: int = 0o666, *, symlinks: bool = True) -> int:
     """Open `path` relative to `dir_fd`, never resolving to anything outside that directory.
 
     Returns a new file descriptor (O_CLOEXEC is always added). Raises `EscapeError` when the path leads
     out (`..` above `dir_fd`, a symlink out of it, a magic link; with the fallback walk: any symlink or
-    `..` at all), and the usual OSError subclasses otherwise (FileNotFoundError, NotADirectoryError, ...).
+    `..` at all; with `symlinks=False`: any symlink), and the usual OSError subclasses otherwise
+    (FileNotFoundError, NotADirectoryError, ...). Paths longer than PATH_MAX are refused (ValueError).
     """
     raw = os.fsencode(path)
     if b"\x00" in raw:
         raise ValueError("path contains a NUL character")
+    if len(raw) >= PATH_MAX:
+        raise ValueError(f"path too long ({len(raw):,} bytes; the limit is {PATH_MAX - 1:,})")
     flags |= os.O_CLOEXEC
     if openat2_available():
-        return _open_openat2(dir_fd, raw or b".", flags, mode)
+        return _open_openat2(dir_fd, raw or b".", flags, mode, _RESOLVE | (0 if symlinks else RESOLVE_NO_SYMLINKS))
     return _open_walk(dir_fd, raw, flags, mode)
 
 
-def _open_openat2(dir_fd: int, raw: bytes, flags: int, mode: int) -> int:
+def _open_openat2(dir_fd: int, raw: bytes, flags: int, mode: int, resolve: int) -> int:
     for _ in range(_EAGAIN_RETRIES):
         try:
-            return _openat2_raw(dir_fd, raw, flags, mode, _RESOLVE)
+            return _openat2_raw(dir_fd, raw, flags, mode, resolve)
         except OSError as exc:
             if exc.errno in (errno.EXDEV, errno.ELOOP):
                 raise EscapeError(exc.errno, "path leads out of the directory", os.fsdecode(raw)) from None

@@ -10,7 +10,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from toolmode.hostenv import ENVIRONMENT, CodeDir, code_dirs_inside, enclosing_code_dir
-from toolmode.tools.safe_open import O_SEARCH_DIR, EscapeError, open_beneath
+from toolmode.tools.safe_open import O_SEARCH_DIR, PATH_MAX, EscapeError, open_beneath
+
+MAX_COMPONENTS = 256  # deeper paths are refused before resolving (each level costs a lookup while resolving)
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 
@@ -41,6 +43,7 @@ class Workspace:
         """Return the absolute, symlink-free path for `path`, or raise PermissionError if it is outside."""
         if isinstance(path, str) and "\x00" in path:
             raise ValueError(f"invalid path {path!r}: contains a NUL character")
+        _check_size(path)
         candidate = Path(path)
         with contextlib.suppress(RuntimeError):  # "~nosuchuser/...": kept literal, a name in the workspace
             candidate = candidate.expanduser()
@@ -208,6 +211,15 @@ class Workspace:
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.root)!r})"
+
+
+def _check_size(path: str | os.PathLike[str]) -> None:
+    """Refuse paths over PATH_MAX bytes or MAX_COMPONENTS levels before any work is spent resolving them."""
+    raw = os.fsencode(path)
+    if len(raw) >= PATH_MAX:
+        raise ValueError(f"path too long ({len(raw):,} bytes; the limit is {PATH_MAX - 1:,}): {os.fsdecode(raw[:60])!r}...")
+    if raw.count(b"/") >= MAX_COMPONENTS:
+        raise ValueError(f"path has too many components (more than {MAX_COMPONENTS}): {os.fsdecode(raw[:60])!r}...")
 
 
 def _identity(path: Path) -> tuple[int, int]:

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from toolmode import hostfiles
 from toolmode.bench.parse import has_number, mentions, numbers_in, segments
 from toolmode.bench.task import CheckResult, Task
 from toolmode.bench.tasks.common import MOST, builtins, first_after, hide_builtins_except, rng
@@ -209,10 +210,11 @@ def build_inventory(workspace: Path, seed: int) -> dict[str, Any]:
 
 def check_inventory(answer: str, workspace: Path, facts: dict[str, Any]) -> CheckResult:
     """`report.csv` exists with header `sku,total_qty` and the right rows sorted by sku."""
-    path = workspace / "report.csv"
-    if not path.is_file():
-        return CheckResult(False, "report.csv was not written")
-    rows = [row for row in csv.reader(io.StringIO(path.read_text().strip())) if row]
+    try:  # written by the model: a link or a FIFO there must not make the host read elsewhere or hang
+        text = hostfiles.read_text(workspace / "report.csv", limit=10_000_000)
+    except (OSError, UnicodeDecodeError) as exc:
+        return CheckResult(False, f"report.csv was not written or cannot be read ({exc})")
+    rows = [row for row in csv.reader(io.StringIO(text.strip())) if row]
     if not rows or [c.strip() for c in rows[0]] != ["sku", "total_qty"]:
         return CheckResult(False, f"bad header: {rows[0] if rows else None}")
     got = [[c.strip() for c in row] for row in rows[1:]]
