@@ -12,12 +12,49 @@ result = Agent(tools=[read_file], mode="react").run("How many lines does log1.tx
 ```
 """
 
-from toolmode.agent import Agent
-from toolmode.loop import run_agent
-from toolmode.models import ModelClient, ModelError
-from toolmode.result import CallRecord, RunResult, StepRecord
-from toolmode.tools.base import Tool, tool
-from toolmode.usage import Usage
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from toolmode.agent import Agent
+    from toolmode.loop import run_agent
+    from toolmode.models import ModelClient, ModelError, PriceTable
+    from toolmode.result import CallRecord, RunResult, StepRecord
+    from toolmode.tools.base import Tool, tool
+    from toolmode.usage import Usage
+
+# Public names -> the module that defines them. Loaded on first use (PEP 562), so `import toolmode` and the
+# CLI's start-up do not pay for the HTTP SDK, pydantic or rich until something needs them.
+_LAZY = {
+    "Agent": "toolmode.agent",
+    "run_agent": "toolmode.loop",
+    "ModelClient": "toolmode.models.client",
+    "ModelError": "toolmode.models.client",
+    "PriceTable": "toolmode.models.pricing",
+    "CallRecord": "toolmode.result",
+    "RunResult": "toolmode.result",
+    "StepRecord": "toolmode.result",
+    "Tool": "toolmode.tools.base",
+    "tool": "toolmode.tools.base",
+    "Usage": "toolmode.usage",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name on first access."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'toolmode' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __version__ = "0.1.0"
 
@@ -44,6 +81,7 @@ __all__ = [
     "CallRecord",
     "ModelClient",
     "ModelError",
+    "PriceTable",
     "RunResult",
     "StepRecord",
     "Tool",

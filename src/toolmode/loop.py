@@ -14,6 +14,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from toolmode.defaults import DEFAULT_MAX_RESULT_CHARS, DEFAULT_MAX_STEPS  # noqa: F401 - re-exported
 from toolmode.models.client import ModelClient, ModelError
 from toolmode.models.pricing import PriceTable
 from toolmode.models.reply import ToolCall
@@ -21,9 +22,6 @@ from toolmode.modes.base import Mode
 from toolmode.result import CallRecord, RunResult, StepRecord
 from toolmode.trace import Trace
 from toolmode.usage import Usage
-
-DEFAULT_MAX_STEPS = 10
-DEFAULT_MAX_RESULT_CHARS = 4000
 
 
 def run_agent(

@@ -1,0 +1,58 @@
+"""Start-up time of the CLI and the package, each as a fresh subprocess: median (and min) of N runs.
+
+    PYTHONPATH=src python benchmarks/startup.py            # 15 runs each
+    PYTHONPATH=src python benchmarks/startup.py --runs 30
+
+Also prints which heavy third-party packages `import toolmode` pulls in (none of openai, mcp, numpy,
+matplotlib should be among them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+COMMANDS = {
+    "python -c pass (interpreter floor)": [sys.executable, "-c", "pass"],
+    "python -c 'import toolmode'": [sys.executable, "-c", "import toolmode"],
+    "toolmode --help": [sys.executable, "-m", "toolmode", "--help"],
+    "toolmode --version": [sys.executable, "-m", "toolmode", "--version"],
+    "toolmode tools": [sys.executable, "-m", "toolmode", "tools"],
+    "toolmode tools search 'read a file'": [sys.executable, "-m", "toolmode", "tools", "search", "read a file"],
+}
+HEAVY = ("openai", "mcp", "numpy", "matplotlib", "httpx", "pydantic", "rich")
+
+
+def time_command(argv: list[str], runs: int, cwd: str) -> tuple[float, float]:
+    """Median and minimum wall time in ms of `runs` fresh runs (after one warm-up run)."""
+    subprocess.run(argv, cwd=cwd, capture_output=True, check=False)
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run(argv, cwd=cwd, capture_output=True, check=False)
+        times.append(1000 * (time.perf_counter() - start))
+    return statistics.median(times), min(times)
+
+
+def main() -> None:
+    """Print the table."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=15)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as cwd:  # an empty workspace, so `toolmode tools` is accepted
+        print(f"{'command':<40} {'median ms':>10} {'min ms':>8}   ({args.runs} runs, {os.cpu_count()} cores)")
+        for label, argv in COMMANDS.items():
+            median, low = time_command(argv, args.runs, cwd)
+            print(f"{label:<40} {median:10.1f} {low:8.1f}")
+        probe = f"import sys, toolmode; print(' '.join(m for m in {HEAVY!r} if m in sys.modules))"
+        loaded = subprocess.run([sys.executable, "-c", probe], cwd=cwd, capture_output=True, text=True, check=True)
+        print(f"heavy packages loaded by `import toolmode`: {loaded.stdout.strip() or '(none)'}")
+
+
+if __name__ == "__main__":
+    main()
