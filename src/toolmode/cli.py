@@ -50,7 +50,10 @@ def _add_tool_args(p: argparse.ArgumentParser, *, nested: bool = False) -> None:
 
 
 def _build_parser() -> argparse.ArgumentParser:
+    from toolmode import __version__
+
     parser = argparse.ArgumentParser(prog="toolmode", description="Run an agent in react, code or hybrid mode.")
+    parser.add_argument("--version", action="version", version=f"toolmode {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="run one task")
@@ -103,6 +106,21 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _check_run_args(args: argparse.Namespace) -> None:
+    """Refuse option combinations that cannot work before anything starts (tools, MCP servers, requests).
+
+    Raises ValueError with a message in the CLI's own terms (options, not Python keyword arguments).
+    """
+    from toolmode.models.presets import preset_for
+
+    if args.preset is not None:
+        preset_for(args.preset)  # unknown preset: ValueError naming the choices
+    if args.direct and args.mode != "hybrid":
+        raise ValueError(f"--direct is for --mode hybrid (in {args.mode} mode it has no meaning)")
+    if args.search and args.mode != "react":
+        raise ValueError(f"--search is for --mode react; in {args.mode} mode the model searches with search_tools()")
+
+
 def _load_tools(args: argparse.Namespace) -> list[Any]:
     tools: list[Any] = []
     if not args.no_builtin:
@@ -126,6 +144,7 @@ def _load_tools(args: argparse.Namespace) -> list[Any]:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    _check_run_args(args)
     from toolmode.agent import Agent
 
     agent = Agent(
@@ -198,7 +217,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"toolmode: {exc}", file=sys.stderr)
         return 2
     except (ValueError, OSError) as exc:
-        print(f"toolmode: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(f"toolmode: {error_line(exc)}", file=sys.stderr)
         return 2
     except _mcp_error() as exc:
         print(f"toolmode: {exc}", file=sys.stderr)
@@ -206,15 +225,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     except _sandbox_unavailable() as exc:
         print(f"toolmode: {exc}", file=sys.stderr)
         return 2
+    except _missing_extra() as exc:
+        print(f"toolmode: {exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("toolmode: interrupted; the trace keeps every finished step", file=sys.stderr)
         return 130
+
+
+def error_line(exc: BaseException) -> str:
+    """A user-facing one-line message for an error: no Python class names, no traceback.
+
+    OSErrors read as "No such file or directory: 'x'"; a bare OSError without strerror keeps its text.
+    """
+    if isinstance(exc, OSError) and exc.strerror:
+        where = f": {exc.filename!r}" if exc.filename is not None else ""
+        return f"{exc.strerror}{where}"
+    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 def _mcp_error() -> type[Exception]:
     from toolmode.mcp import McpError
 
     return McpError
+
+
+def _missing_extra() -> type[Exception]:
+    from toolmode.tools.semantic import MissingSemanticExtra
+
+    return MissingSemanticExtra
 
 
 def _sandbox_unavailable() -> type[Exception]:
