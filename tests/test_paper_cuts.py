@@ -126,6 +126,14 @@ def test_fused_ranker_without_its_extra_is_one_line_naming_the_readme_extra(tmp_
     assert '.[semantic-lite]' in proc.stderr
 
 
+def test_a_search_miss_says_how_to_rank_by_meaning(tmp_path: Path, capsys) -> None:
+    assert main(["tools", "search", "钟表", "--workspace", str(tmp_path)]) == 0  # no word of any tool
+    out = capsys.readouterr().out
+    assert "no tool matches '钟表'" in out and "--ranker fused" in out and out.count("\n") == 1
+    assert main(["tools", "search", "读取文件", "-k", "1", "--workspace", str(tmp_path)]) == 0  # the example
+    assert "read_file" in capsys.readouterr().out
+
+
 def test_bad_script_file_names_the_file(tmp_path: Path, capsys) -> None:
     bad = tmp_path / "replies.json"
     bad.write_text('[{"content": "hi", "bogus": 1}]')

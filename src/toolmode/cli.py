@@ -106,6 +106,17 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _no_match(query: str, ranker: str) -> str:
+    """What to print when no tool matches: the default ranker matches words, a semantic one meaning."""
+    if ranker == "fused":
+        return f"no tool matches {query!r}"
+    from toolmode.tools.semantic import EXTRA_HINT, available_backends
+
+    how = "add --ranker fused" if available_backends() else f"{EXTRA_HINT}, then add --ranker fused"
+    return (f"no tool matches {query!r}: the default ranker matches words (English, and common Chinese tool "
+            f"words). To rank by meaning, {how}.")
+
+
 def _check_run_args(args: argparse.Namespace) -> None:
     """Refuse option combinations that cannot work before anything starts (tools, MCP servers, requests).
 
@@ -194,7 +205,7 @@ def _cmd_tools(args: argparse.Namespace) -> int:
         table = Table("rank", "score", "tool", "summary", title=f"search: {escape(query)}")
         for i, (t, score) in enumerate(ToolIndex(tools, args.ranker).ranked(query, k=args.k), 1):
             table.add_row(str(i), f"{score:.3f}", escape(t.name), escape(t.summary()))
-        console.print(table if table.row_count else f"no tool matches {query!r}")
+        console.print(table if table.row_count else escape(_no_match(query, args.ranker)), soft_wrap=True)
         return 0
     table = Table("tool", "signature", "source", title=f"{len(tools)} tools")
     for t in tools:
