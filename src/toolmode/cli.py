@@ -191,9 +191,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 def _cmd_tools(args: argparse.Namespace) -> int:
     from rich.console import Console
-    from rich.markup import escape
     from rich.table import Table
 
+    from toolmode.console import safe as escape  # MCP servers name and describe their tools: escape it all
     from toolmode.modes.base import Catalog
 
     tools = list(Catalog(_load_tools(args)).tools.values())  # names as the model would see them
@@ -220,24 +220,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv and argv[0] in ("bench", "demo", "scripted-server"):
         return _delegate(argv[0], argv[1:])
     args = _build_parser().parse_args(argv)
-    from toolmode.models.client import ModelError
-
     try:
         return {"run": _cmd_run, "tools": _cmd_tools}[args.command](args)
-    except ModelError as exc:
-        print(f"toolmode: {exc}", file=sys.stderr)
+    except _model_error() as exc:
+        print(f"toolmode: {error_line(exc)}", file=sys.stderr)
         return 2
     except (ValueError, OSError) as exc:
         print(f"toolmode: {error_line(exc)}", file=sys.stderr)
         return 2
     except _mcp_error() as exc:
-        print(f"toolmode: {exc}", file=sys.stderr)
+        print(f"toolmode: {error_line(exc)}", file=sys.stderr)
         return 2
     except _sandbox_unavailable() as exc:
-        print(f"toolmode: {exc}", file=sys.stderr)
+        print(f"toolmode: {error_line(exc)}", file=sys.stderr)
         return 2
     except _missing_extra() as exc:
-        print(f"toolmode: {exc}", file=sys.stderr)
+        print(f"toolmode: {error_line(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("toolmode: interrupted; the trace keeps every finished step", file=sys.stderr)
@@ -245,14 +243,22 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def error_line(exc: BaseException) -> str:
-    """A user-facing one-line message for an error: no Python class names, no traceback.
+    """A user-facing one-line message for an error: no Python class names, no traceback, no raw controls.
 
     OSErrors read as "No such file or directory: 'x'"; a bare OSError without strerror keeps its text.
     """
+    from toolmode.textsafe import escape_control  # servers' and files' text reaches the terminal
+
     if isinstance(exc, OSError) and exc.strerror:
         where = f": {exc.filename!r}" if exc.filename is not None else ""
-        return f"{exc.strerror}{where}"
-    return " ".join(str(exc).split()) or type(exc).__name__
+        return escape_control(f"{exc.strerror}{where}")
+    return escape_control(" ".join(str(exc).split()) or type(exc).__name__)
+
+
+def _model_error() -> type[Exception]:
+    from toolmode.models.client import ModelError
+
+    return ModelError
 
 
 def _mcp_error() -> type[Exception]:

@@ -12,7 +12,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from toolmode.sandbox.output import escape_control
+from toolmode.textsafe import escape_control
 from toolmode.trace import Event
 
 CALL_ARGS_IN_RESULT = 48  # characters of a call's arguments repeated on its result line

@@ -8,7 +8,6 @@ models), and the return annotation is kept so `signature()` can show the model w
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import functools
 import inspect
@@ -173,6 +172,8 @@ class Tool:
                 arguments[pname] = value
         result = self.fn(**self.validate(arguments))
         if inspect.isawaitable(result):
+            import asyncio  # only async tools need it; keeps `toolmode tools` start-up light
+
             result = asyncio.run(_await(result))
         return result
 

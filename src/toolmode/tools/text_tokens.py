@@ -106,6 +106,8 @@ def tokenize_query(text: str) -> list[str]:
     its CJK runs, so "读取文件" also matches a tool documented as "Read a file". Only queries are expanded:
     the index of the tools stays as their own words."""
     out = tokenize(text)
+    if not _IS_CJK.search(text):
+        return out
     for run in _RUN.findall(text):
         if _IS_CJK.match(run):
             for word in english_terms(run):
