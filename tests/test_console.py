@@ -117,3 +117,10 @@ def test_safe_and_plain() -> None:
     assert plain("a\x1b[2Jb\u202ec\td\ne") == "a\\x1b[2Jb\\u202ec\td\ne"
     assert safe("[bold]x[/bold]\x07") == "\\[bold]x\\[/bold]\\x07"
     assert safe(3) == "3"
+
+
+def test_trailing_backslash_cannot_swallow_the_closing_tag() -> None:
+    console, _ = recording_console()
+    text = "ends with a backslash \\"
+    console.print(f"[dim]{safe(text)}[/] after", emoji=False)
+    assert console.export_text() == "ends with a backslash \\ after\n"
