@@ -222,24 +222,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _build_parser().parse_args(argv)
     try:
         return {"run": _cmd_run, "tools": _cmd_tools}[args.command](args)
+    except KeyboardInterrupt:
+        print("toolmode: interrupted; the trace keeps every finished step", file=sys.stderr)
+        return 130
     except _model_error() as exc:
         print(f"toolmode: {error_line(exc)}", file=sys.stderr)
         return 2
     except (ValueError, OSError) as exc:
         print(f"toolmode: {error_line(exc)}", file=sys.stderr)
         return 2
-    except _mcp_error() as exc:
+    except _missing_extra() as exc:
         print(f"toolmode: {error_line(exc)}", file=sys.stderr)
         return 2
     except _sandbox_unavailable() as exc:
         print(f"toolmode: {error_line(exc)}", file=sys.stderr)
         return 2
-    except _missing_extra() as exc:
+    except _mcp_error() as exc:  # last: importing the MCP SDK to name its error class takes a while
         print(f"toolmode: {error_line(exc)}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("toolmode: interrupted; the trace keeps every finished step", file=sys.stderr)
-        return 130
 
 
 def error_line(exc: BaseException) -> str:
