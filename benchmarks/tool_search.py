@@ -143,7 +143,7 @@ def tune_fusion(tools: list[Tool], queries: list[Query], backend: str | None) ->
     start = time.perf_counter()
     vecs = {q.text: embedder.embed_queries([q.text])[0] for q in queries}
     print(f"embedded {len(vecs):,} tune queries with {embedder.key} in {time.perf_counter() - start:.0f} s")
-    bm25 = {q.text: index.bm25.scores(index.tokenizer(q.text)) for q in queries}
+    bm25 = {q.text: index.bm25.scores(index.query_tokenizer(q.text)) for q in queries}
 
     def searcher(sem: SemanticIndex) -> Searcher:
         def search(query: str, k: int) -> list[str]:

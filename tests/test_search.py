@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 
 from toolmode.tools.base import Tool
+from toolmode.tools.lexicon import english_terms
 from toolmode.tools.search import ToolIndex
 from toolmode.tools.semantic import available_backends
-from toolmode.tools.text_tokens import split_identifier, stem, tokenize
+from toolmode.tools.text_tokens import split_identifier, stem, tokenize, tokenize_query
 
 
 def make(name: str, description: str, **params: str) -> Tool:
@@ -122,6 +123,33 @@ def test_cjk_tokens_are_characters_and_bigrams() -> None:
     assert tokenize("用 python 读取") == ["用", "python", "读", "取", "读取"]
 
 
+def test_queries_also_get_the_english_words_of_the_lexicon() -> None:
+    # a query: characters, bigrams, then the English words of its lexicon entries (天气 weather, 预报 forecast)
+    assert tokenize_query("天气预报") == ["天", "气", "预", "报", "天气", "气预", "预报", "weather", "forecast"]
+    assert tokenize_query("用 python 读取") == ["用", "python", "读", "取", "读取", "read"]
+    assert tokenize_query("龘靐") == ["龘", "靐", "龘靐"]  # no entry: characters and bigrams only
+
+
+def test_english_terms_take_the_longest_entry() -> None:
+    assert english_terms("下载网页") == ("download", "web", "page")
+    assert english_terms("天气") == ("weather",)  # not 天 (day) + 气
+    assert english_terms("龘") == ()
+
+
+def test_chinese_queries_find_english_documented_builtin_tools(tmp_path) -> None:
+    """The issue's own examples, against the real builtin tools (documented in English only)."""
+    from toolmode.tools.builtin import builtin_tools
+
+    index = ToolIndex(builtin_tools(tmp_path))
+    assert index.search("读取文件")[0].name == "read_file"
+    assert index.search("下载网页")[0].name == "fetch_url"
+    assert index.search("现在几点")[0].name == "current_time"
+    assert index.search("列出目录")[0].name == "list_dir"
+    assert index.search("执行命令")[0].name == "run_shell"
+    assert index.search("计算表达式")[0].name == "calculator"
+    assert index.search("写入文件")[0].name == "write_file"
+
+
 def test_exact_name_ranks_first(catalog: list[Tool]) -> None:
     index = ToolIndex(catalog)
     # "read_file" shares every word with write_file's description; the exact name still wins.
@@ -199,7 +227,7 @@ def test_fused_without_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) ->
     import toolmode.tools.semantic as semantic
 
     monkeypatch.setattr(semantic, "BACKENDS", {})
-    with pytest.raises(ImportError, match=r"toolmode\[semantic\]"):
+    with pytest.raises(ImportError, match=r"\.\[semantic-lite\]"):
         ToolIndex([make("a", "b")], ranker="fused")
 
 
@@ -290,8 +318,11 @@ def test_chinese_query_finds_english_tools_with_a_multilingual_model() -> None:
     from toolmode.tools.semantic import E5Embedder
 
     tools = builtin_tools(".")
-    assert ToolIndex(tools).search("下载网页") == []  # no shared term: BM25 cannot bridge languages
+    # Words outside the Chinese tool lexicon: BM25 cannot bridge languages, the multilingual model can.
+    assert ToolIndex(tools).search("主页") == [] and ToolIndex(tools).search("钟表") == []
     index = ToolIndex(tools, ranker="fused", embedder=E5Embedder())
+    assert index.search("主页", k=1)[0].name == "fetch_url"
+    assert index.search("钟表", k=1)[0].name == "current_time"
     assert index.search("下载网页", k=1)[0].name == "fetch_url"
     assert index.search("现在几点", k=1)[0].name == "current_time"
     assert index.search("xyzzy plugh") == []  # non-CJK nonsense still finds nothing

@@ -236,11 +236,12 @@ def test_console_step_view(scripted, tmp_path: Path) -> None:
     assert f"step 2 prompt {r2.prompt_tokens:,} · completion {r2.completion_tokens:,} · cached {r2.cached_tokens:,}" in text
     assert r2.cached_tokens > 0
     # calls with their arguments, markup shown literally
-    assert '→ echo({"text": "hello [bold]world[/bold]"})' in text
-    assert '→ long_text({"n": 500})' in text
+    # (two calls in one reply: each is numbered, and its result repeats the number and the arguments)
+    assert '→ #1 echo({"text": "hello [bold]world[/bold]"})' in text
+    assert '→ #2 long_text({"n": 500})' in text
     # results, shortened to the width with the count of what was left out
-    assert "← echo: hello [bold]world[/bold]" in text
-    assert f"← long_text: {'x' * 60}… (+440 chars)" in text
+    assert '← #1 echo({"text": "hello [bold]world[/bold]"}): hello [bold]world[/bold]' in text
+    assert f'← #2 long_text({{"n": 500}}): {"x" * 60}… (+440 chars)' in text
     assert "x" * 61 not in text
     # the answer and the totals
     assert "Final answer: 42 [not markup]" in text
@@ -249,7 +250,7 @@ def test_console_step_view(scripted, tmp_path: Path) -> None:
     assert f"completion {u.completion_tokens:,}" in text
     assert "cost unknown price" in text
     assert f"trace: {result.trace_path}" in text
-    assert text.index("step 1") < text.index("→ echo") < text.index("← echo") < text.index("step 2") < text.index("total")
+    assert text.index("step 1") < text.index("→ #1 echo") < text.index("← #1 echo") < text.index("step 2") < text.index("total")
 
 
 def test_console_shows_errors_in_results_and_stop_reason(scripted, tmp_path: Path) -> None:

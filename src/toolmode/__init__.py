@@ -12,33 +12,86 @@ result = Agent(tools=[read_file], mode="react").run("How many lines does log1.tx
 ```
 """
 
-import toolmode._safe_path  # noqa: F401  (first: `python -m toolmode` must not import from the cwd)
-from toolmode.agent import Agent
-from toolmode.budget import Budget, CancelToken
-from toolmode.chat import Chat
-from toolmode.events import (
-    BaseEvent,
-    ErrorEvent,
-    Event,
-    Notice,
-    ReasoningDelta,
-    Retry,
-    RunEnd,
-    RunStart,
-    StepUsage,
-    TextDelta,
-    ToolCallFinished,
-    ToolCallStarted,
-    ToolsSent,
-)
-from toolmode.loop import run_agent
-from toolmode.models import ModelClient, ModelError
-from toolmode.models.base import FallbackModel, Model
-from toolmode.models.reply import Reply, ToolCall
-from toolmode.result import CallRecord, RunResult, StepRecord
-from toolmode.settings import ModelSettings, OutputSettings, SandboxSettings
-from toolmode.tools.base import Tool, tool
-from toolmode.usage import Usage
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+import toolmode._safe_path  # noqa: F401, I001  (first: `python -m toolmode` must not import from the cwd)
+
+if TYPE_CHECKING:
+    from toolmode.agent import Agent
+    from toolmode.budget import Budget, CancelToken
+    from toolmode.chat import Chat
+    from toolmode.events import (
+        BaseEvent,
+        ErrorEvent,
+        Event,
+        Notice,
+        ReasoningDelta,
+        Retry,
+        RunEnd,
+        RunStart,
+        StepUsage,
+        TextDelta,
+        ToolCallFinished,
+        ToolCallStarted,
+        ToolsSent,
+    )
+    from toolmode.loop import run_agent
+    from toolmode.models.base import FallbackModel, Model
+    from toolmode.models.client import ModelClient, ModelError
+    from toolmode.models.pricing import PriceTable
+    from toolmode.models.reply import Reply, ToolCall
+    from toolmode.result import CallRecord, RunResult, StepRecord
+    from toolmode.settings import ModelSettings, OutputSettings, SandboxSettings
+    from toolmode.tools.base import Tool, tool
+    from toolmode.usage import Usage
+
+_EVENTS = ("BaseEvent", "ErrorEvent", "Event", "Notice", "ReasoningDelta", "Retry", "RunEnd", "RunStart",
+           "StepUsage", "TextDelta", "ToolCallFinished", "ToolCallStarted", "ToolsSent")  # fmt: skip
+
+# Public names -> the module that defines them. Loaded on first use (PEP 562), so `import toolmode` and the
+# CLI's start-up do not pay for the HTTP SDK, pydantic or rich until something needs them.
+_LAZY = {
+    "Agent": "toolmode.agent",
+    "Budget": "toolmode.budget",
+    "CancelToken": "toolmode.budget",
+    "Chat": "toolmode.chat",
+    **dict.fromkeys(_EVENTS, "toolmode.events"),
+    "run_agent": "toolmode.loop",
+    "FallbackModel": "toolmode.models.base",
+    "Model": "toolmode.models.base",
+    "ModelClient": "toolmode.models.client",
+    "ModelError": "toolmode.models.client",
+    "PriceTable": "toolmode.models.pricing",
+    "Reply": "toolmode.models.reply",
+    "ToolCall": "toolmode.models.reply",
+    "CallRecord": "toolmode.result",
+    "RunResult": "toolmode.result",
+    "StepRecord": "toolmode.result",
+    "ModelSettings": "toolmode.settings",
+    "OutputSettings": "toolmode.settings",
+    "SandboxSettings": "toolmode.settings",
+    "Tool": "toolmode.tools.base",
+    "tool": "toolmode.tools.base",
+    "Usage": "toolmode.usage",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name on first access."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'toolmode' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __version__ = "0.1.0"
 
@@ -76,6 +129,7 @@ __all__ = [
     "ModelSettings",
     "Notice",
     "OutputSettings",
+    "PriceTable",
     "ReasoningDelta",
     "Reply",
     "Retry",

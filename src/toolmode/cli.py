@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from toolmode.loop import DEFAULT_MAX_RESULT_CHARS, DEFAULT_MAX_STEPS
+from toolmode.defaults import DEFAULT_MAX_RESULT_CHARS, DEFAULT_MAX_STEPS
 
 
 def _positive_int(text: str) -> int:
@@ -91,7 +91,10 @@ def _add_agent_args(run: argparse.ArgumentParser) -> None:
 
 
 def _build_parser() -> argparse.ArgumentParser:
+    from toolmode import __version__
+
     parser = argparse.ArgumentParser(prog="toolmode", description="Run an agent in react, code or hybrid mode.")
+    parser.add_argument("--version", action="version", version=f"toolmode {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="run one task")
@@ -124,6 +127,32 @@ def _build_parser() -> argparse.ArgumentParser:
     ):
         sub.add_parser(name, help=help_text, add_help=False)
     return parser
+
+
+def _no_match(query: str, ranker: str) -> str:
+    """What to print when no tool matches: the default ranker matches words, a semantic one meaning."""
+    if ranker == "fused":
+        return f"no tool matches {query!r}"
+    from toolmode.tools.semantic import EXTRA_HINT, available_backends
+
+    how = "add --ranker fused" if available_backends() else f"{EXTRA_HINT}, then add --ranker fused"
+    return (f"no tool matches {query!r}: the default ranker matches words (English, and common Chinese tool "
+            f"words). To rank by meaning, {how}.")
+
+
+def _check_run_args(args: argparse.Namespace) -> None:
+    """Refuse option combinations that cannot work before anything starts (tools, MCP servers, requests).
+
+    Raises ValueError with a message in the CLI's own terms (options, not Python keyword arguments).
+    """
+    from toolmode.models.presets import preset_for
+
+    if args.preset is not None:
+        preset_for(args.preset)  # unknown preset: ValueError naming the choices
+    if args.direct and args.mode != "hybrid":
+        raise ValueError(f"--direct is for --mode hybrid (in {args.mode} mode it has no meaning)")
+    if args.search and args.mode != "react":
+        raise ValueError(f"--search is for --mode react; in {args.mode} mode the model searches with search_tools()")
 
 
 def _load_tools(args: argparse.Namespace) -> list[Any]:
@@ -182,6 +211,7 @@ def _make_agent(args: argparse.Namespace, mode: str, *, console: bool = True, qu
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    _check_run_args(args)
     with _make_agent(args, args.mode, console=not args.json, quiet=args.quiet) as agent:
         result = agent.run(args.task)
     if args.json:
@@ -192,14 +222,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def _cmd_chat(args: argparse.Namespace) -> int:
     from toolmode.chat_cli import chat_loop
 
+    _check_run_args(args)
     return chat_loop(lambda mode: _make_agent(args, mode), args.mode)
 
 
 def _cmd_tools(args: argparse.Namespace) -> int:
     from rich.console import Console
-    from rich.markup import escape
     from rich.table import Table
 
+    from toolmode.console import safe as escape  # MCP servers name and describe their tools: escape it all
     from toolmode.modes.base import Catalog
 
     tools = list(Catalog(_load_tools(args)).tools.values())  # names as the model would see them
@@ -211,7 +242,7 @@ def _cmd_tools(args: argparse.Namespace) -> int:
         table = Table("rank", "score", "tool", "summary", title=f"search: {escape(query)}")
         for i, (t, score) in enumerate(ToolIndex(tools, args.ranker).ranked(query, k=args.k), 1):
             table.add_row(str(i), f"{score:.3f}", escape(t.name), escape(t.summary()))
-        console.print(table if table.row_count else f"no tool matches {query!r}")
+        console.print(table if table.row_count else escape(_no_match(query, args.ranker)), soft_wrap=True)
         return 0
     table = Table("tool", "signature", "source", title=f"{len(tools)} tools")
     for t in tools:
@@ -226,31 +257,57 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv and argv[0] in ("bench", "demo", "scripted-server"):
         return _delegate(argv[0], argv[1:])
     args = _build_parser().parse_args(argv)
-    from toolmode.models.client import ModelError
-
     try:
         return {"run": _cmd_run, "chat": _cmd_chat, "tools": _cmd_tools}[args.command](args)
-    except ModelError as exc:
-        print(f"toolmode: {exc}", file=sys.stderr)
-        return 2
-    except (ValueError, OSError) as exc:
-        print(f"toolmode: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 2
-    except _mcp_error() as exc:
-        print(f"toolmode: {exc}", file=sys.stderr)
-        return 2
-    except _sandbox_unavailable() as exc:
-        print(f"toolmode: {exc}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
         print("toolmode: interrupted; the trace keeps every finished step", file=sys.stderr)
         return 130
+    except _model_error() as exc:
+        print(f"toolmode: {error_line(exc)}", file=sys.stderr)
+        return 2
+    except (ValueError, OSError) as exc:
+        print(f"toolmode: {error_line(exc)}", file=sys.stderr)
+        return 2
+    except _missing_extra() as exc:
+        print(f"toolmode: {error_line(exc)}", file=sys.stderr)
+        return 2
+    except _sandbox_unavailable() as exc:
+        print(f"toolmode: {error_line(exc)}", file=sys.stderr)
+        return 2
+    except _mcp_error() as exc:  # last: importing the MCP SDK to name its error class takes a while
+        print(f"toolmode: {error_line(exc)}", file=sys.stderr)
+        return 2
+
+
+def error_line(exc: BaseException) -> str:
+    """A user-facing one-line message for an error: no Python class names, no traceback, no raw controls.
+
+    OSErrors read as "No such file or directory: 'x'"; a bare OSError without strerror keeps its text.
+    """
+    from toolmode.textsafe import escape_control  # servers' and files' text reaches the terminal
+
+    if isinstance(exc, OSError) and exc.strerror:
+        where = f": {exc.filename!r}" if exc.filename is not None else ""
+        return escape_control(f"{exc.strerror}{where}")
+    return escape_control(" ".join(str(exc).split()) or type(exc).__name__)
+
+
+def _model_error() -> type[Exception]:
+    from toolmode.models.client import ModelError
+
+    return ModelError
 
 
 def _mcp_error() -> type[Exception]:
     from toolmode.mcp import McpError
 
     return McpError
+
+
+def _missing_extra() -> type[Exception]:
+    from toolmode.tools.semantic import MissingSemanticExtra
+
+    return MissingSemanticExtra
 
 
 def _sandbox_unavailable() -> type[Exception]:

@@ -1,4 +1,9 @@
-"""The terminal view of a run (rich): one block per step with tokens, calls and shortened results."""
+"""The terminal view of a run (rich): one block per step with tokens, calls and shortened results.
+
+Everything a model or a tool controls (answers, arguments, results, errors, tool names, notes) is printed
+through `safe` / `safe_line`: control and format characters are escaped (no terminal escape sequence,
+clipboard write or bidi trick reaches the screen) and rich markup is shown literally.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,20 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from toolmode.textsafe import escape_control
 from toolmode.trace import Event
+
+CALL_ARGS_IN_RESULT = 48  # characters of a call's arguments repeated on its result line
+
+
+def plain(text: Any) -> str:
+    """Model-controlled text made safe to print without markup: control and format characters escaped."""
+    return escape_control(str(text))
+
+
+def safe(text: Any) -> str:
+    """Model-controlled text made safe inside a rich markup string: controls escaped, `[...]` printed literally."""
+    return escape(escape_control(str(text)))
 
 
 def _short(text: Any, limit: int) -> str:
@@ -15,19 +33,29 @@ def _short(text: Any, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + f"… (+{len(text) - limit:,} chars)"
 
 
+def safe_line(text: Any, limit: int) -> str:
+    """One line of model-controlled text for markup: newlines as ⏎, cut at `limit`, then made `safe`."""
+    return safe(_short(text, limit))
+
+
 def _fmt_cost(cost: float | None) -> str:
     return "unknown price" if cost is None else f"${cost:.6f}"
 
 
 class ConsoleSink:
-    """Prints the step view as the run goes. `quiet=True` prints only the final answer."""
+    """Prints the step view as the run goes. `quiet=True` prints only the final answer.
+
+    When a reply makes several calls (they run concurrently and finish in any order), each call and its
+    result carry the call's number in the reply, `→ #2 read_file(...)` / `← #2 read_file(...): ...`.
+    """
 
     def __init__(self, console: Console | None = None, *, quiet: bool = False, width: int = 160) -> None:
         # soft_wrap: piped output keeps one line per item instead of rich's 80-column wrapping.
-        self.console = console or Console(highlight=False, soft_wrap=True)
-        self.errors = Console(highlight=False, soft_wrap=True, stderr=True)
+        self.console = console or Console(highlight=False, soft_wrap=True, emoji=False)
+        self.errors = Console(highlight=False, soft_wrap=True, stderr=True, emoji=False)
         self.quiet = quiet
         self.width = width
+        self._call_numbers: dict[str, int] = {}  # call id -> its number in a reply with several calls
 
     def emit(self, event: Event) -> None:
         """Render one event."""
@@ -38,17 +66,18 @@ class ConsoleSink:
     def close(self) -> None:
         """Nothing to release."""
 
-    def _print(self, text: str) -> None:
-        if not self.quiet:
-            self.console.print(text)
+    def _print(self, text: str, console: Console | None = None) -> None:
+        if not self.quiet or console is not None:
+            # emoji=False: a model writing ":smile:" sees it printed as written.
+            (console or self.console).print(text, emoji=False, highlight=False)
 
     def _on_run_start(self, d: dict[str, Any]) -> None:
         self._print(
-            f"[bold]toolmode[/] · mode [cyan]{escape(d['mode'])}[/] · {escape(d['model'])} @ {escape(d['base_url'])}"
-            f" · tools sent: {escape(', '.join(d['tools_sent']) or '(none)')}"
+            f"[bold]toolmode[/] · mode [cyan]{safe(d['mode'])}[/] · {safe(d['model'])} @ {safe(d['base_url'])}"
+            f" · tools sent: {safe(', '.join(d['tools_sent']) or '(none)')}"
         )
         for line in d.get("notes", []):
-            self._print(f"[dim]{escape(line)}[/]")
+            self._print(f"[dim]{safe(line)}[/]")
 
     def _on_reply(self, d: dict[str, Any]) -> None:
         u = d["usage"]
@@ -60,34 +89,43 @@ class ConsoleSink:
         cost = "" if d.get("cost") is None else f" · ${d['cost']:.6f}"
         self._print(f"[bold]step {d['step']}[/] [dim]{tokens}{cost} · {d['seconds']:.2f} s[/]")
         if d.get("recovered"):
-            self._print(f"  [yellow]recovered a tool call written as text ({escape(d['recovered'])})[/]")
+            self._print(f"  [yellow]recovered a tool call written as text ({safe(d['recovered'])})[/]")
         if d.get("content") and d.get("tool_calls"):
-            self._print(f"  [dim]{escape(_short(d['content'], self.width))}[/]")
-        for call in d.get("tool_calls", []):
-            self._print(f"  [green]→ {escape(call['name'])}[/]({escape(_short(call['arguments'], self.width))})")
+            self._print(f"  [dim]{safe_line(d['content'], self.width)}[/]")
+        calls = d.get("tool_calls", [])
+        self._call_numbers = {c["id"]: i for i, c in enumerate(calls, 1)} if len(calls) > 1 else {}
+        for call in calls:
+            self._print(f"  [green]→ {self._number(call)}{safe(call['name'])}[/]"
+                        f"({safe_line(call['arguments'], self.width)})")
+
+    def _number(self, call: dict[str, Any]) -> str:
+        n = self._call_numbers.get(call.get("id", ""))
+        return "" if n is None else f"#{n} "
 
     def _on_tool_result(self, d: dict[str, Any]) -> None:
         style = "red" if d.get("error") else "blue"
-        self._print(f"  [{style}]← {escape(d['name'])}[/]: {escape(_short(d['result'], self.width))}")
+        number = self._number(d)
+        call = safe(d["name"])
+        if number:  # results of concurrent calls arrive in finishing order: say which call this is
+            call += f"({safe_line(d.get('arguments', ''), CALL_ARGS_IN_RESULT)})"
+        self._print(f"  [{style}]← {number}{call}[/]: {safe_line(d['result'], self.width)}")
 
     def _on_retry(self, d: dict[str, Any]) -> None:
-        self._print(f"  [yellow]retry {d['attempt']} in {d['wait']:.1f} s: {escape(d['reason'])}[/]")
+        self._print(f"  [yellow]retry {d['attempt']} in {d['wait']:.1f} s: {safe(d['reason'])}[/]")
 
     def _on_notice(self, d: dict[str, Any]) -> None:
-        self._print(f"  [yellow]{escape(d['message'])}[/]")
+        self._print(f"  [yellow]{safe(d['message'])}[/]")
 
     def _on_run_end(self, d: dict[str, Any]) -> None:
         u = d["usage"]
         if d["stopped"] == "answer":
-            if self.quiet:
-                self.console.print(d["answer"] or "", markup=False, highlight=False)
-            else:
+            if not self.quiet:
                 self.console.print("[bold]answer[/]")
-                self.console.print(d["answer"] or "", markup=False, highlight=False)
+            self.console.print(plain(d["answer"] or ""), markup=False, highlight=False, emoji=False)
         else:
             error = d.get("error") or ""
             line = f"stopped: {d['stopped']} - {error.removeprefix('stopped: ')}"
-            (self.errors if self.quiet else self.console).print(f"[bold red]{escape(line)}[/]")
+            self._print(f"[bold red]{safe(line)}[/]", self.errors if self.quiet else None)
         reasoning = f" (reasoning {u['reasoning_tokens']:,})" if u.get("reasoning_tokens") else ""
         self._print(
             f"[bold]total[/] {u['requests']} requests · prompt {u['prompt_tokens']:,} (cached {u['cached_tokens']:,})"
@@ -95,4 +133,4 @@ class ConsoleSink:
             f" · {d['wall_time']:.2f} s"
         )
         if d.get("trace_path"):
-            self._print(f"[dim]trace: {escape(str(d['trace_path']))}[/]")
+            self._print(f"[dim]trace: {safe(d['trace_path'])}[/]")

@@ -20,6 +20,7 @@ from typing import Any
 
 from toolmode import runctx, workers
 from toolmode.budget import Budget, CancelToken, Limits, RunStopped
+from toolmode.defaults import DEFAULT_MAX_RESULT_CHARS, DEFAULT_MAX_STEPS  # noqa: F401 - re-exported
 from toolmode.events import (
     ErrorEvent,
     Notice,
@@ -42,8 +43,6 @@ from toolmode.tools import callscope
 from toolmode.trace import Trace
 from toolmode.usage import Usage
 
-DEFAULT_MAX_STEPS = 10
-DEFAULT_MAX_RESULT_CHARS = 4000
 STOPPED_CALL = "Error: the run stopped before this call finished"
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -36,11 +37,8 @@ REAL_MODEL_HINT = (
 
 
 def demo_main(argv: list[str]) -> int:
-    """Entry point of `toolmode demo`; returns the exit status."""
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.panel import Panel
-
+    """Entry point of `toolmode demo`; returns the exit status. Without `--out`, the results go to a
+    temporary folder that is removed at the end (kept when the demo fails, to inspect its traces)."""
     parser = argparse.ArgumentParser(
         prog="toolmode demo", description="Scripted demo: no API key, no network."
     )
@@ -51,6 +49,24 @@ def demo_main(argv: list[str]) -> int:
     parser.add_argument("--charts", action="store_true", help="also write PNG charts into the report")
     parser.add_argument("--sandbox", choices=["auto", "landlock", "bwrap", "none"], default="auto")
     args = parser.parse_args(argv)
+    if args.out:
+        return _run_demo(args, Path(args.out), temporary=False)
+    out = Path(tempfile.mkdtemp(prefix="toolmode-demo-"))
+    failed = False
+    try:
+        status = _run_demo(args, out, temporary=True)
+        failed = status != 0
+    finally:
+        if not failed:  # a failed demo keeps its folder: the traces say what went wrong
+            shutil.rmtree(out, ignore_errors=True)
+    return status
+
+
+def _run_demo(args: argparse.Namespace, out: Path, *, temporary: bool) -> int:
+    """Run the demo's episodes into `out` and print the comparison; returns the exit status."""
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.panel import Panel
 
     console = Console()
     console.print(
@@ -63,7 +79,6 @@ def demo_main(argv: list[str]) -> int:
             border_style="red",
         )
     )
-    out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="toolmode-demo-"))
     os.close(hostfiles.open_dir(out))
     tasks = select(builtin_suite(), DEMO_TASKS)
     specs = parse_modes(DEMO_MODES)
@@ -87,7 +102,11 @@ def demo_main(argv: list[str]) -> int:
             console.print(f"checker: {verdict}; {record.get('steps') or 0} requests, "
                           f"{record.get('prompt_tokens') or 0:,} prompt tokens")  # fmt: skip
     report = build_report(out, console=console, charts=args.charts)
-    console.print(f"\nresults: {out / 'results.jsonl'}\nreport:  {report.html}")
+    if temporary and not failed:
+        console.print(f"\n(results and report were written to {out}, removed now; "
+                      "`toolmode demo --out DIR` keeps them)")
+    else:
+        console.print(f"\nresults: {out / 'results.jsonl'}\nreport:  {report.html}")
     console.print(Panel(f"[bold red]The replies above were scripted[/] ({SCRIPTED_NOTE}).\n{REAL_MODEL_HINT}",
                         border_style="red"))  # fmt: skip
     if failed:

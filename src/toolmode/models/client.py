@@ -12,9 +12,7 @@ import os
 import random
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
-
-import openai
+from typing import TYPE_CHECKING, Any
 
 from toolmode import runctx
 from toolmode.events import ReasoningDelta, Retry, TextDelta
@@ -23,6 +21,9 @@ from toolmode.models.presets import Preset, preset_for
 from toolmode.models.reply import Reply, ToolCall
 from toolmode.models.text_calls import recover_code_call, recover_json_calls
 from toolmode.usage import Usage
+
+if TYPE_CHECKING:  # the SDK takes ~0.5 s to import: loaded by the first client, not by `import toolmode`
+    import openai
 
 RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504, 529}
 
@@ -84,6 +85,8 @@ class ModelClient:
         self.params = dict(params or {})
         self.on_retry = on_retry
         key = api_key or self._key_from_env(api_key_env)
+        import openai
+
         self._client = openai.OpenAI(
             base_url=self.base_url, api_key=key, timeout=request_timeout, max_retries=0
         )
@@ -274,6 +277,8 @@ class _translate_errors:
     def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> bool:
         if exc is None:
             return False
+        import openai
+
         where = f"{self.client.base_url} (model {self.client.model})"
         if isinstance(exc, openai.APIStatusError):
             message = _server_message(exc)

@@ -2,43 +2,11 @@
 
 from __future__ import annotations
 
-import unicodedata
+from toolmode.textsafe import escape_control
+
+__all__ = ["cap_output", "escape_control", "format_error", "truncation_marker"]
 
 MAX_ERROR_CHARS = 2000
-_ESCAPED_CATEGORIES = {"Cc", "Cf", "Cs", "Zl", "Zp"}  # controls, format (bidi, zero-width), surrogates, separators
-
-
-class _EscapeTable(dict[int, str]):
-    """str.translate table built on demand: each code point is classified once, then looked up."""
-
-    def __missing__(self, c: int) -> str:
-        ch = chr(c)
-        if c in (0x09, 0x0A) or unicodedata.category(ch) not in _ESCAPED_CATEGORIES:
-            out = ch
-        elif c == 0x0D:
-            out = "\\r"
-        elif c <= 0xFF:
-            out = f"\\x{c:02x}"
-        elif c <= 0xFFFF:
-            out = f"\\u{c:04x}"
-        else:
-            out = f"\\U{c:08x}"
-        if len(self) < 65536:  # bounded: the table only ever holds characters actually seen
-            self[c] = out
-        return out
-
-
-_ESCAPES = _EscapeTable()
-
-
-def escape_control(text: str) -> str:
-    """Escape what can hide or reorder text: C0/C1 controls and DEL (terminal escapes, carriage returns),
-    Unicode format characters (bidi overrides such as U+202E, isolates U+2066..2069, zero-width ones),
-    line/paragraph separators (U+2028/2029) and lone surrogates (so the text is always valid UTF-8).
-    Keeps \\n and \\t."""
-    if text.isascii() and text.isprintable():
-        return text
-    return text.translate(_ESCAPES)
 
 
 def truncation_marker(more: int) -> str:

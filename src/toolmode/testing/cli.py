@@ -42,8 +42,12 @@ def main(argv: list[str] | None = None, prog: str = "python -m toolmode.testing"
             items, args.usage_style, cache_block=args.cache_block, model=args.model, port=args.port
         )
         base_url = server.start()
-    except (OSError, ValueError) as exc:  # ScriptError and JSONDecodeError are ValueErrors
-        print(f"error: {exc}", file=sys.stderr)
+    except OSError as exc:
+        print(f"error: cannot read the script file {str(args.script)!r}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except ValueError as exc:  # ScriptError and JSONDecodeError are ValueErrors
+        print(f"error: bad script file {str(args.script)!r}: {exc} (format: docs/scripted-server.md)",
+              file=sys.stderr)
         return 2
     print(base_url, flush=True)
     print(f"serving {len(items)} scripted replies; Ctrl-C to stop", file=sys.stderr, flush=True)

@@ -163,8 +163,19 @@ class Tool:
         # Keep validated objects (dataclass instances, enums) rather than a dump back to dicts.
         return {f.alias or k: getattr(validated, k) for k, f in type(validated).model_fields.items()}
 
-    def __call__(self, **arguments: Any) -> Any:
-        """Validate the arguments and call the function; awaitables are run to completion."""
+    def __call__(self, *args: Any, **arguments: Any) -> Any:
+        """Validate the arguments and call the function; awaitables are run to completion.
+
+        Positional arguments fill the parameters in the order of the signature (`read_file("a.txt")`).
+        """
+        if args:
+            names = list(self.parameters.get("properties", {}))
+            if len(args) > len(names):
+                raise TypeError(f"{self.name}() takes {len(names)} positional argument(s) but {len(args)} were given")
+            for pname, value in zip(names, args, strict=False):
+                if pname in arguments:
+                    raise TypeError(f"{self.name}() got multiple values for argument {pname!r}")
+                arguments[pname] = value
         result = self.fn(**self.validate(arguments))
         if inspect.isawaitable(result):
             from toolmode.aio import resolve

@@ -3,7 +3,8 @@
 `ToolIndex(tools).search("download web page", k=5)` returns the best tools. The default ranker is
 BM25F (Okapi BM25 with per-field weights and length normalisation) over each tool's name, description and
 parameters, tokenised by `text_tokens.tokenize` (identifier splitting, stop words, light stemming, CJK
-characters and bigrams). A query that names a tool exactly puts that tool first. `ranker="fused"` adds
+characters and bigrams; a query's Chinese tool words also give their English words, `lexicon.py`).
+A query that names a tool exactly puts that tool first. `ranker="fused"` adds
 embedding similarity (the optional `semantic` extra): a weighted sum of the normalised BM25 and embedding
 scores (see `toolmode.tools.semantic`).
 
@@ -24,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from toolmode.tools.base import Tool
-from toolmode.tools.text_tokens import tokenize
+from toolmode.tools.text_tokens import tokenize, tokenize_query
 
 RANKERS = ("bm25", "fused")
 
@@ -145,6 +146,8 @@ class ToolIndex:
         self.tools = list(tools)
         self.ranker = ranker
         self.tokenizer = tokenizer
+        # The default tokeniser's queries also get English words for Chinese tool vocabulary (lexicon.py).
+        self.query_tokenizer = tokenize_query if tokenizer is tokenize else tokenizer
         docs = [{f: tokenizer(text) for f, text in tool_fields(t).items()} for t in self.tools]
         self.bm25 = BM25FIndex(docs, params or BM25Params())
         self._names: defaultdict[str, list[int]] = defaultdict(list)
@@ -160,7 +163,7 @@ class ToolIndex:
         """The k best tools with their scores, best first; [] for an empty or unmatched query."""
         if k <= 0 or not query.strip():
             return []
-        scores = self.bm25.scores(self.tokenizer(query))
+        scores = self.bm25.scores(self.query_tokenizer(query))
         if self.semantic is not None:
             scores = self.semantic.fuse(query, scores)
         named = self._named_in(query)

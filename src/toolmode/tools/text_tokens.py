@@ -5,12 +5,16 @@
 `_ . - /`, camelCase and digits, English words are lower-cased, stop words dropped and stemmed, and runs of
 CJK characters become single characters plus character bigrams (no dictionary needed, so any Chinese text
 works, and a bigram match outweighs a stray single-character match through its rarer document frequency).
+In a query (`tokenize_query`), Chinese words of the small tool lexicon (`lexicon.py`) also add their
+English words ("读取文件" -> read, file), so a Chinese query finds tools documented in English.
 """
 
 from __future__ import annotations
 
 import re
 from functools import lru_cache
+
+from toolmode.tools.lexicon import english_terms
 
 # CJK Unified Ideographs (+ extension A), compatibility ideographs, Hiragana/Katakana, Hangul syllables.
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
@@ -94,6 +98,20 @@ def tokenize(text: str) -> list[str]:
             out.extend(_cjk_terms(run))
         else:
             out.extend(_latin_terms(run))
+    return out
+
+
+def tokenize_query(text: str) -> list[str]:
+    """Search terms of a query: `tokenize`, plus the English words of the Chinese tool vocabulary found in
+    its CJK runs, so "读取文件" also matches a tool documented as "Read a file". Only queries are expanded:
+    the index of the tools stays as their own words."""
+    out = tokenize(text)
+    if not _IS_CJK.search(text):
+        return out
+    for run in _RUN.findall(text):
+        if _IS_CJK.match(run):
+            for word in english_terms(run):
+                out.extend(_latin_terms(word))
     return out
 
 
