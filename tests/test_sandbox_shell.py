@@ -231,11 +231,16 @@ def test_interrupting_a_step_stops_the_shell_still_running_in_it(tmp_path: Path)
     import threading
     import time
 
+    from toolmode.budget import Budget, Limits
+    from toolmode.events import ToolCallFinished
     from toolmode.loop import _run_calls
     from toolmode.models.reply import ToolCall
     from toolmode.modes.react import ReactMode
+    from toolmode.result import StepRecord
+    from toolmode.runctx import RunContext
     from toolmode.tools.base import Tool
     from toolmode.tools.builtin import builtin_tools
+    from toolmode.usage import Usage
 
     def interrupt() -> str:
         """Interrupt the main thread once the shell runs."""
@@ -250,8 +255,14 @@ def test_interrupting_a_step_stops_the_shell_still_running_in_it(tmp_path: Path)
     calls = [ToolCall("1", "run_shell", json.dumps({"command": "echo $$ > pid; exec sleep 600"})),
              ToolCall("2", "interrupt", "{}")]
     records: list = []
+
+    def publish(event: object) -> None:
+        if isinstance(event, ToolCallFinished) and event.name == "run_shell":
+            records.append(event)
+
+    ctx = RunContext(publish, Limits(Budget(), []))
     with pytest.raises(KeyboardInterrupt):
-        _run_calls(calls, mode, 4000, lambda record: records.append(record) if record.name == "run_shell" else None)
+        _run_calls(calls, mode, 4000, ctx, [], StepRecord(1, Usage(), None, 0.0, ""))
     # Not Thread.join: on Python 3.11 a join interrupted by Ctrl-C marks the thread it waited for as ended.
     for _ in range(12000):  # until run_shell returns once its command is stopped (a bound, not a timing assertion)
         if records:
