@@ -148,6 +148,19 @@ def test_cancelling_the_task_awaiting_arun_cancels_the_run(scripted) -> None:
     assert sink.of("run_end")[0].data["stopped"] == "cancelled"
 
 
+@pytest.mark.parametrize("stream", [False, True])
+def test_cancel_stops_a_run_waiting_on_a_slow_model_request(scripted, stream: bool) -> None:
+    server = scripted([fault("slow", delay=8, then=reply("late"))])
+    with make(server, stream=stream) as agent:
+        threading.Timer(0.3, agent.cancel).start()
+        started = time.monotonic()
+        result = agent.run("go")
+        took = time.monotonic() - started
+        assert (result.stopped, result.answer) == ("cancelled", None)
+        assert took < 5
+        assert result.messages == [{"role": "user", "content": "go"}]
+
+
 def test_cancel_ends_a_retry_wait_at_once(scripted) -> None:
     server = scripted([fault("429", retry_after=30), reply("late")])
     with make(server) as agent:
