@@ -206,6 +206,20 @@ def test_a_budget_of_zero_or_negative_gets_one_clear_line(scripted, kwargs: dict
     assert server.requests == []
 
 
+@pytest.mark.parametrize("kwargs, error, message", [
+    ({"cancel": "stop"}, ValueError, "cancel must be a toolmode.CancelToken, not str"),
+    ({"max_steps": "3"}, ValueError, "max_steps must be a whole number, got '3'"),
+    ({"max_cost_usd": 1}, TypeError, "unknown run option 'max_cost_usd'; the options are: history, output_type, "
+                                     "max_cost, max_tokens, timeout, max_steps, cancel, trace"),
+])
+def test_other_bad_run_options_get_one_clear_line(scripted, kwargs: dict[str, Any], error: type, message: str) -> None:
+    server = scripted([reply("never")])
+    with make(server) as agent, pytest.raises(error) as err:
+        agent.run("go", **kwargs)
+    assert str(err.value) == message
+    assert server.requests == []
+
+
 def test_cli_timeout_and_max_cost(scripted, tmp_path: Path) -> None:
     server = scripted([reply("fine")])
     base = [sys.executable, "-m", "toolmode", "run", "--mode", "react", "--no-builtin", "--base-url",
