@@ -148,6 +148,19 @@ def test_cancelling_the_task_awaiting_arun_cancels_the_run(scripted) -> None:
     assert sink.of("run_end")[0].data["stopped"] == "cancelled"
 
 
+@pytest.mark.parametrize("stream", [False, True])
+def test_cancel_stops_a_run_waiting_on_a_slow_model_request(scripted, stream: bool) -> None:
+    server = scripted([fault("slow", delay=8, then=reply("late"))])
+    with make(server, stream=stream) as agent:
+        threading.Timer(0.3, agent.cancel).start()
+        started = time.monotonic()
+        result = agent.run("go")
+        took = time.monotonic() - started
+        assert (result.stopped, result.answer) == ("cancelled", None)
+        assert took < 5
+        assert result.messages == [{"role": "user", "content": "go"}]
+
+
 def test_cancel_ends_a_retry_wait_at_once(scripted) -> None:
     server = scripted([fault("429", retry_after=30), reply("late")])
     with make(server) as agent:
@@ -188,6 +201,20 @@ def test_a_budget_of_zero_or_negative_gets_one_clear_line(scripted, kwargs: dict
         make(server, **kwargs)
     assert str(err.value) == message
     with make(server) as agent, pytest.raises(ValueError) as err:
+        agent.run("go", **kwargs)
+    assert str(err.value) == message
+    assert server.requests == []
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    ({"cancel": "stop"}, ValueError, "cancel must be a toolmode.CancelToken, not str"),
+    ({"max_steps": "3"}, ValueError, "max_steps must be a whole number, got '3'"),
+    ({"max_cost_usd": 1}, TypeError, "unknown run option 'max_cost_usd'; the options are: history, output_type, "
+                                     "max_cost, max_tokens, timeout, max_steps, cancel, trace"),
+])
+def test_other_bad_run_options_get_one_clear_line(scripted, kwargs: dict[str, Any], error: type, message: str) -> None:
+    server = scripted([reply("never")])
+    with make(server) as agent, pytest.raises(error) as err:
         agent.run("go", **kwargs)
     assert str(err.value) == message
     assert server.requests == []

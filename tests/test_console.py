@@ -15,7 +15,7 @@ from rich.console import Console
 
 from toolmode import Agent, tool
 from toolmode.console import ConsoleSink, plain, safe
-from toolmode.testing import call, calls, reply
+from toolmode.testing import call, calls, fault, reply
 
 CLIPBOARD = "\x1b]52;c;ZXZpbA==\x07"  # OSC 52: write "evil" to the terminal's clipboard
 CLEAR = "\x1b[2J"
@@ -124,3 +124,14 @@ def test_trailing_backslash_cannot_swallow_the_closing_tag() -> None:
     text = "ends with a backslash \\"
     console.print(f"[dim]{safe(text)}[/] after", emoji=False)
     assert console.export_text() == "ends with a backslash \\ after\n"
+
+
+def test_a_cancelled_run_is_said_once(scripted, tmp_path: Path) -> None:
+    server = scripted([fault("slow", delay=5, then=reply("late"))])
+    console, _ = recording_console()
+    with Agent(mode="react", model="m", base_url=server.base_url, sinks=[ConsoleSink(console, width=400)]) as agent:
+        threading.Timer(0.3, agent.cancel).start()
+        result = agent.run("go")
+    assert result.stopped == "cancelled"
+    lines = [line for line in console.export_text().splitlines() if line.startswith("stopped:")]
+    assert lines == ["stopped: cancelled"]

@@ -26,7 +26,7 @@ from toolmode import (
     tool,
 )
 from toolmode.console import ConsoleSink
-from toolmode.testing import call, calls, reply
+from toolmode.testing import call, calls, fault, reply
 from toolmode.trace import MemorySink
 
 
@@ -123,6 +123,22 @@ def test_leaving_a_stream_early_cancels_the_run(scripted) -> None:
     [end] = memory.of("run_end")
     assert end.data["stopped"] == "cancelled"
     assert len(server.requests) == 1  # the cancelled run made no second request
+
+
+def test_leaving_a_stream_during_a_slow_model_request_ends_the_run_at_once(scripted) -> None:
+    server = scripted([call("echo", text="1"), fault("slow", delay=6, then=call("echo", text="2")), reply("never")])
+    memory = MemorySink()
+    with make(server, sinks=[memory]) as agent:
+        for event in agent.stream("go"):
+            if isinstance(event, ToolCallFinished):
+                break
+        left = time.monotonic()
+        while not memory.of("run_end") and time.monotonic() - left < 5:
+            time.sleep(0.01)
+        assert time.monotonic() - left < 3  # not after the 6 s request
+    [end] = memory.of("run_end")
+    assert end.data["stopped"] == "cancelled"
+    assert [e.data["arguments"] for e in memory.of("tool_call")] == ['{"text": "1"}']
 
 
 def test_astream_yields_the_same_events(scripted) -> None:

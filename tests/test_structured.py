@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import pydantic
 import pytest
@@ -102,3 +102,32 @@ def test_plain_types_work_too(scripted) -> None:
         result = agent.run("numbers", output_type=list[int])
     assert result.output == [1, 2, 3]
     assert json.loads(result.answer) == [1, 2, 3]
+
+
+@pytest.mark.parametrize(("output_type", "text", "value"), [
+    (str, "Paris", "Paris"), (str, '"Paris"', "Paris"), (Literal["yes", "no"], "yes", "yes"),
+])
+def test_a_string_output_type_takes_bare_text(scripted, output_type: Any, text: str, value: str) -> None:
+    server = scripted([reply(text)])
+    with make(server) as agent:
+        result = agent.run("Capital of France?", output_type=output_type)
+    assert (result.stopped, result.output, len(server.requests)) == ("answer", value, 1)
+
+
+def test_a_string_literal_still_rejects_other_text(scripted) -> None:
+    server = scripted([reply("maybe"), reply("perhaps")])
+    with make(server) as agent:
+        result = agent.run("Yes or no?", output_type=Literal["yes", "no"])
+    assert (result.stopped, result.answer, result.output) == ("error", "perhaps", None)
+    assert "Input should be 'yes' or 'no'" in result.error
+
+
+def test_a_type_pydantic_cannot_handle_gets_no_config_advice(scripted) -> None:
+    class Opaque:
+        pass
+
+    server = scripted([reply("x")])
+    with make(server) as agent, pytest.raises(ValueError) as err:
+        agent.run("x", output_type=Opaque)
+    assert "cannot be validated: Unable to generate pydantic-core schema" in str(err.value)
+    assert "arbitrary_types_allowed" not in str(err.value)

@@ -164,9 +164,14 @@ class Agent:
     def _prepare(
         self, task: str, *, history: Any = None, output_type: Any = None, max_cost: float | None = None,
         max_tokens: int | None = None, timeout: float | None = None, max_steps: int | None = None,
-        cancel: CancelToken | None = None, trace: Trace | None = None,
+        cancel: CancelToken | None = None, trace: Trace | None = None, **unknown: Any,
     ) -> _Run:
         """Check the arguments (one clear ValueError each) and set up the run's trace and token."""
+        if unknown:
+            raise TypeError(f"unknown run option {next(iter(unknown))!r}; the options are: history, output_type, "
+                            "max_cost, max_tokens, timeout, max_steps, cancel, trace")
+        if cancel is not None and not isinstance(cancel, CancelToken):
+            raise ValueError(f"cancel must be a toolmode.CancelToken, not {type(cancel).__name__}")
         if not isinstance(task, str):
             raise ValueError(f"task must be a string, not {type(task).__name__}")
         if history is not None:
@@ -177,6 +182,8 @@ class Agent:
         budget = Budget(b.max_cost if max_cost is None else max_cost, b.max_tokens if max_tokens is None else max_tokens,
                         b.timeout if timeout is None else timeout)
         steps = self.max_steps if max_steps is None else max_steps
+        if isinstance(steps, bool) or not isinstance(steps, int):
+            raise ValueError(f"max_steps must be a whole number, got {steps!r}")
         if steps < 1:
             raise ValueError(f"max_steps must be 1 or more, got {steps}")
         owns = trace is None

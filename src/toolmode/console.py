@@ -124,7 +124,8 @@ class ConsoleSink:
             self.console.print(plain(d["answer"] or ""), markup=False, highlight=False, emoji=False)
         else:
             error = d.get("error") or ""
-            line = f"stopped: {d['stopped']} - {error.removeprefix('stopped: ')}"
+            detail = error.removeprefix("stopped: ")
+            line = f"stopped: {d['stopped']}" + (f" - {detail}" if detail and detail != d["stopped"] else "")
             self._print(f"[bold red]{safe(line)}[/]", self.errors if self.quiet else None)
         reasoning = f" (reasoning {u['reasoning_tokens']:,})" if u.get("reasoning_tokens") else ""
         self._print(

@@ -124,7 +124,7 @@ def run_agent(
                 trace.publish(ToolsSent(step, names, tools))
                 sent_tools = names
             try:
-                reply = model.chat(messages, tools)
+                reply = _ask(model, messages, tools, limits)
             except ModelError as exc:
                 limits.check_time()  # a request cut by the run's deadline is the budget, not an error
                 trace.publish(ErrorEvent(str(exc), step))
@@ -175,6 +175,31 @@ def run_agent(
 
 def _drop(event: object) -> None:
     """The event sink of a run that has ended."""
+
+
+def _ask(model: Model, messages: list[dict[str, Any]], tools: list[dict[str, Any]], limits: Limits) -> Any:
+    """`model.chat(messages, tools)` on a worker thread, so a cancellation (or Ctrl-C) stops the run during
+    a long request instead of after it; the abandoned request finishes in the background, unread."""
+    box: list[Any] = []
+    done = threading.Event()
+    sent = list(messages)  # the loop appends to `messages` at a stop while an abandoned request may still read
+
+    def work() -> None:
+        try:
+            box.append((True, model.chat(sent, tools)))
+        except BaseException as exc:  # noqa: BLE001 - handed to the loop's thread below
+            box.append((False, exc))
+        finally:
+            done.set()
+
+    workers.submit(functools.partial(contextvars.copy_context().run, work))
+    while not done.wait(0.05):
+        if limits.cancelled:
+            limits.check_time()
+    ok, value = box[0]
+    if not ok:
+        raise value
+    return value
 
 
 def _run_calls(calls: list[ToolCall], mode: Mode, limit: int, ctx: runctx.RunContext,

@@ -25,7 +25,8 @@ class OutputSpec:
             self.adapter: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(output_type)
             self.schema = self.adapter.json_schema()
         except (pydantic.PydanticSchemaGenerationError, pydantic.PydanticUserError, TypeError) as exc:
-            raise ValueError(f"output_type {output_type!r} cannot be validated: {exc}".splitlines()[0]) from None
+            reason = str(exc).splitlines()[0].split(". Set `arbitrary_types_allowed")[0]  # not the user's config
+            raise ValueError(f"output_type {output_type!r} cannot be validated: {reason}") from None
         self.output_type = output_type
         self.name = getattr(output_type, "__name__", str(output_type))
 
@@ -42,12 +43,22 @@ class OutputSpec:
         try:
             return self.adapter.validate_json(body), None
         except pydantic.ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in err['loc']) or '(answer)'}: {err['msg']}" for err in exc.errors()[:10]
-            )
-            return None, problems
+            if self.schema.get("type") == "string" and exc.errors()[0]["type"] == "json_invalid":
+                return self._plain_text(body)  # `str` (or a string Literal): bare text is fine, quotes optional
+
+            return None, _problems(exc)
+
+    def _plain_text(self, body: str) -> tuple[Any, str | None]:
+        try:
+            return self.adapter.validate_python(body), None
+        except pydantic.ValidationError as exc:
+            return None, _problems(exc)
 
     def correction(self, problems: str) -> str:
         """The user message that sends a mismatch back to the model."""
         return (f"Your answer does not match the required format ({self.name}): {problems}. Reply again with "
                 f"only a JSON value matching the schema.")
+
+
+def _problems(exc: pydantic.ValidationError) -> str:
+    return "; ".join(f"{'.'.join(str(p) for p in err['loc']) or '(answer)'}: {err['msg']}" for err in exc.errors()[:10])
