@@ -32,7 +32,10 @@ class Agent:
       run in a workspace that contains toolmode's own Python environment: unsafe, refused by default);
     - model: `model`, `base_url`, `api_key`, `api_key_env`, `preset` (deepseek, openai, openrouter,
       ollama, vllm, llamacpp), `stream`, `model_params` (extra request fields, e.g. temperature),
-      `recover_text_calls`, `recover_code_blocks` (None: on for local presets), `client` (a ready ModelClient);
+      `recover_text_calls`, `recover_code_blocks` (None: on for local presets), `request_timeout` (seconds
+      per request), `client` (a ready ModelClient);
+    - prompts: `prompts` ("standard", or "local": short example-led prompts for small models; None: "local"
+      for local presets);
     - loop: `max_steps`, `max_result_chars`, `system_prompt`, `prices` (a PriceTable);
     - output: `console`, `quiet`, `sinks` (extra trace sinks), `runs_dir` (None: no trace file).
     """
@@ -69,6 +72,8 @@ class Agent:
         model_params: dict[str, Any] | None = None,
         prices: PriceTable | None = None,
         client: ModelClient | None = None,
+        request_timeout: float = 120.0,
+        prompts: str | None = None,
     ) -> None:
         self.mode_name = mode
         self.max_steps = max_steps
@@ -91,13 +96,16 @@ class Agent:
             recover_code_blocks=recover_code_blocks,
             params=model_params,
             on_retry=self._on_retry,
+            request_timeout=request_timeout,
         )
+        if prompts is None:
+            prompts = "local" if self.model.preset.local else "standard"
         self.tools = [as_tool(t) for t in tools]
         try:
             self.mode: Mode = make_mode(
                 mode, self.tools, search=search, visible=visible, direct=direct,
                 workspace=workspace, sandbox=sandbox, persistent=persistent, sandbox_limits=sandbox_limits,
-                ranker=ranker, allow_env_in_workspace=allow_env_in_workspace,
+                ranker=ranker, allow_env_in_workspace=allow_env_in_workspace, prompts=prompts,
             )
         except BaseException:
             self.model.close()

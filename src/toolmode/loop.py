@@ -14,10 +14,11 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from toolmode.guard import RunGuard
 from toolmode.models.client import ModelClient, ModelError
 from toolmode.models.pricing import PriceTable
 from toolmode.models.reply import ToolCall
-from toolmode.modes.base import Mode
+from toolmode.modes.base import FailedResult, Mode
 from toolmode.result import CallRecord, RunResult, StepRecord
 from toolmode.trace import Trace
 from toolmode.usage import Usage
@@ -70,6 +71,7 @@ def run_agent(
         return result
 
     sent_tools: list[str] | None = None
+    guard = RunGuard(trace)
     try:
         for step in range(1, max_steps + 1):
             tools = mode.tool_schemas()
@@ -94,8 +96,12 @@ def run_agent(
                 "reply", step=step, usage=reply.usage.to_dict(), cost=cost, seconds=reply.model_seconds,
                 attempts=reply.attempts, content=reply.content, reasoning=reply.reasoning,
                 finish_reason=reply.finish_reason, recovered=reply.recovered,
-                tool_calls=[{"id": c.id, "name": c.name, "arguments": c.arguments} for c in reply.tool_calls],
+                tool_calls=[{"id": c.id, "name": c.name, "arguments": c.arguments, "recovered": c.recovered}
+                            for c in reply.tool_calls],
             )
+            if (correction := guard.correction(reply, step, tools)) is not None:
+                messages.append(correction)  # an unreadable call is not the answer: ask again
+                continue
             if not reply.tool_calls:
                 if reply.finish_reason in ("length", "content_filter"):
                     trace.emit("notice", step=step, message=f"the answer was cut by the server "
@@ -107,6 +113,7 @@ def run_agent(
                            result=call.result, error=call.error, seconds=call.seconds)
 
             record.calls = _run_calls(reply.tool_calls, mode, max_result_chars, done)
+            guard.review(step, record.calls)
             messages.extend({"role": "tool", "tool_call_id": c.id, "content": c.result} for c in record.calls)
     except KeyboardInterrupt:
         finish(None, "interrupted", "interrupted by the user")
@@ -156,7 +163,7 @@ def _run_call(call: ToolCall, mode: Mode, limit: int) -> CallRecord:
         else:
             try:
                 text = mode.handle_call(call.name, arguments)
-                error = False
+                error = isinstance(text, FailedResult)
             except (KeyboardInterrupt, GeneratorExit):
                 raise
             except BaseException as exc:  # noqa: BLE001 - every tool failure (even SystemExit) goes back to the model

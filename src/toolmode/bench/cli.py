@@ -12,11 +12,12 @@ from toolmode.bench.modespec import parse_modes
 from toolmode.bench.results import read_settings, write_settings
 from toolmode.bench.stats import SCRIPTED_NOTE
 from toolmode.bench.task import Task, load_tasks
-from toolmode.cli import comma_list
+from toolmode.cli import add_model_args, comma_list
 
 DEFAULT_MODES = "react,code,hybrid,code+search"
 _SAVED = ("tasks", "only", "modes", "runs", "seed", "model", "base_url", "api_key_env", "preset", "max_steps",
-          "max_result_chars", "sandbox", "stream", "scripted", "failing")  # fmt: skip
+          "max_result_chars", "sandbox", "stream", "scripted", "failing", "temperature", "max_tokens",
+          "request_timeout")  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -41,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-steps", type=int, default=None, help="model requests per episode (default: 12)")
     p.add_argument("--max-result-chars", type=int, default=None, help="tool result cap (default: 4000)")
     p.add_argument("--sandbox", choices=["auto", "landlock", "bwrap", "none"], default=None)
+    add_model_args(p)
     p.add_argument("--stream", action="store_true", default=None)
     p.add_argument("--out", help="bench directory (default: runs/bench-<timestamp>); an existing one resumes")
     p.add_argument("--resume", metavar="DIR", help="continue an interrupted bench with its saved settings")
@@ -113,11 +115,14 @@ def bench_main(argv: list[str]) -> int:
         model=settings["model"], base_url=settings["base_url"], api_key_env=settings["api_key_env"],
         preset=settings["preset"], max_steps=settings["max_steps"], max_result_chars=settings["max_result_chars"],
         sandbox=settings["sandbox"], stream=bool(settings["stream"]), scripted=bool(settings["scripted"]),
-        failing=bool(settings["failing"]),
+        failing=bool(settings["failing"]), temperature=settings["temperature"], max_tokens=settings["max_tokens"],
+        request_timeout=settings["request_timeout"],
     )  # fmt: skip
     if not config.scripted and (problem := _preflight(config)):
         console.print(f"[red]error:[/] {problem}")
         return 2
+    if not config.scripted and (warning := _jobs_warning(config, args.jobs)):
+        console.print(f"[yellow]warning:[/] {warning}", soft_wrap=True)
     where.mkdir(parents=True, exist_ok=True)
     settings["tasks_run"] = [t.name for t in tasks]
     settings.setdefault("started", datetime.now().isoformat(timespec="seconds"))
@@ -158,6 +163,18 @@ def _preflight(config: BenchConfig) -> str | None:
     except Exception as exc:  # noqa: BLE001 - MissingApiKey and bad presets alike end the bench here
         return str(exc)
     return None
+
+
+def _jobs_warning(config: BenchConfig, jobs: int) -> str | None:
+    """Warn when more episodes run at once than a local single-slot server can serve."""
+    from toolmode.bench.slots import jobs_warning
+    from toolmode.models.presets import preset_for
+
+    try:
+        preset = preset_for(config.preset, config.base_url)
+    except ValueError:
+        return None
+    return jobs_warning(config.base_url or preset.base_url, preset.local, jobs)
 
 
 def _print_paths(console: Any, report: Any) -> None:

@@ -9,17 +9,21 @@ handles. Hybrid mode (`direct=[...]`) also sends a few tools directly.
 from __future__ import annotations
 
 import json
+import re
+import textwrap
 import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from toolmode.modes.base import Catalog, Mode, UnknownTool
+from toolmode.modes.base import Catalog, FailedResult, Mode, UnknownTool
+from toolmode.modes.prompts import LOCAL_CODE_PROMPT, LOCAL_HYBRID_PROMPT, check_style
 from toolmode.sandbox import Handles, Sandbox, SandboxLimits, StubSpec
 from toolmode.tools.base import Tool, result_text
 from toolmode.tools.search import ToolIndex
 
 RUN_CODE = "run_code"
+NO_PROCESSES = "no processes here: use run_shell()"  # the worker raises the same text for os.system
 
 CODE_PROMPT = (
     "Solve the task by writing Python for the run_code tool. Inside the code, tools are plain functions "
@@ -50,7 +54,9 @@ class CodeMode(Mode):
         search_k: int = 5,
         ranker: str = "bm25",
         allow_env_in_workspace: bool = False,
+        prompts: str = "standard",
     ) -> None:
+        self.prompts = check_style(prompts)
         self.catalog = Catalog(tools, visible)
         self.direct = list(direct or [])
         for n in self.direct:
@@ -77,7 +83,10 @@ class CodeMode(Mode):
         self._schemas: list[dict[str, Any]] | None = None
 
     def system_prompt(self) -> str:
-        """Tells the model to compute in code (or, in hybrid, when to use code)."""
+        """Tells the model to compute in code (or, in hybrid, when to use code); `prompts="local"`: the short,
+        example-led version for small models."""
+        if self.prompts == "local":
+            return LOCAL_HYBRID_PROMPT if self.direct else LOCAL_CODE_PROMPT
         return HYBRID_PROMPT if self.direct else CODE_PROMPT
 
     def notes(self) -> list[str]:
@@ -130,10 +139,17 @@ class CodeMode(Mode):
             raise UnknownTool(
                 f"unknown tool {name!r}; available tools: {offered}. In code, call the other tools as functions."
             )
-        code = self._run_code_tool.validate(arguments)["code"]
+        code = _tidy(self._run_code_tool.validate(arguments)["code"])
         # One worker per mode: programs from parallel run_code calls take turns.
         with self._lock:
-            return self.sandbox.run(code, self._stubs, self._host_call).text()
+            result = self.sandbox.run(code, self._stubs, self._host_call)
+        if not result.error:
+            return result.text()
+        if "PermissionError" in result.error and _PROCESS_CALL.search(result.error):
+            result.error = result.error.replace("[Errno 1] Operation not permitted", NO_PROCESSES)
+            if "run_shell" not in self.catalog.tools:
+                result.error = result.error.replace(": use run_shell()", " (the sandbox cannot start programs)")
+        return FailedResult(result.text())
 
     def _host_call(self, name: str, kwargs: dict[str, Any]) -> Any:
         """A tool call arriving from the sandboxed program."""
@@ -146,6 +162,17 @@ class CodeMode(Mode):
     def close(self) -> None:
         """Stop the sandbox worker."""
         self.sandbox.close()
+
+
+_PROCESS_CALL = re.compile(r"\bsubprocess\b|\bPopen\b|\bos\.(?:system|popen|exec\w*|spawn\w*|fork\w*|posix_spawn\w*)\b")
+
+
+def _tidy(code: str) -> str:
+    """The program as the model meant it: a wrapping Markdown fence removed, common indentation dedented."""
+    lines = code.strip("\n").splitlines()
+    if len(lines) >= 2 and lines[0].lstrip().startswith("```") and lines[-1].strip() == "```":
+        code = "\n".join(lines[1:-1])
+    return textwrap.dedent(code)
 
 
 def _index_line(t: Tool, limit: int = 240) -> str:

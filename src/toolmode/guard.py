@@ -1,0 +1,75 @@
+"""Run controls that keep small models on track, used by the loop through two calls per step.
+
+- `correction(...)`: a reply that looks like a tool call but could not be read is not the answer; the
+  model gets one short message saying what was wrong and the exact shape expected, and the run goes on.
+- `review(...)`: a call repeated with the same arguments gets a note appended to its result, so the model
+  learns it is going round in circles (small models repeat one call 4-8 times otherwise).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from toolmode.models.reply import Reply
+from toolmode.result import CallRecord
+from toolmode.trace import Trace
+
+
+class RunGuard:
+    """Per-run state: which calls were made, at which step."""
+
+    def __init__(self, trace: Trace) -> None:
+        self.trace = trace
+        self.seen: dict[tuple[str, str], tuple[int, int]] = {}  # (name, arguments) -> (first step, count)
+
+    def correction(self, reply: Reply, step: int, tools: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+        """The corrective user message for an unreadable call, or None when the reply is an answer."""
+        if reply.tool_calls or not reply.problem:
+            return None
+        cut = " It was cut off at the token limit: keep the call shorter." if reply.finish_reason == "length" else ""
+        self.trace.emit("notice", step=step, about="unreadable_call", message=f"not taken as the answer: {reply.problem}")
+        text = (
+            f"Your last reply looks like a tool call, but it could not be read: {reply.problem}.{cut} "
+            f"To call a tool, reply with only the call, as strict JSON (double quotes, \\n for line breaks "
+            f"inside strings): {example_call(tools)} . If you already have the answer, reply with it in plain text."
+        )
+        return {"role": "user", "content": text}
+
+    def review(self, step: int, calls: list[CallRecord]) -> None:
+        """Append a note to each result whose call repeats an earlier one exactly."""
+        for call in calls:
+            key = (call.name, _canonical(call.arguments))
+            first, count = self.seen.get(key, (step, 0))
+            self.seen[key] = (first, count + 1)
+            if count == 0:
+                continue
+            times = "once" if count == 1 else f"{count} times"
+            call.result += (
+                f"\n[note: you already made this exact call {times} before (first at step {first}), with the "
+                "same arguments. Do not repeat it: use the result you have, change the call, or reply with "
+                "the final answer in plain text.]"
+            )
+            self.trace.emit("notice", step=step, about="repeated_call", id=call.id, name=call.name,
+                            message=f"{call.name} repeated with the same arguments ({count + 1} times)")
+
+
+def example_call(tools: Sequence[dict[str, Any]]) -> str:
+    """A one-line example call in the expected shape, for the first tool sent (run_code preferred)."""
+    fns = [t.get("function") or {} for t in tools]
+    fn = next((f for f in fns if f.get("name") == "run_code"), fns[0] if fns else {})
+    name = fn.get("name", "tool_name")
+    if name == "run_code":
+        args: dict[str, Any] = {"code": "import os\nprint(os.listdir('.'))"}
+    else:
+        props = (fn.get("parameters") or {}).get("properties") or {}
+        args = {p: "..." for p in list(props)[:2]}
+    return json.dumps({"name": name, "arguments": args}, ensure_ascii=False)
+
+
+def _canonical(arguments: str) -> str:
+    try:
+        return json.dumps(json.loads(arguments), sort_keys=True, ensure_ascii=False)
+    except ValueError:
+        return arguments.strip()
