@@ -32,6 +32,8 @@ def loads_lenient(text: str) -> Any:
         return json.loads(text, strict=False)
     except json.JSONDecodeError as exc:
         first = f"{exc.msg} at position {exc.pos}"
+    except RecursionError:
+        raise LenientError("nested too deeply") from None
     source = text.strip()
     try:
         tree = ast.parse(source, mode="eval")

@@ -94,7 +94,7 @@ def find_text_calls(content: str | None, tools: Tools, *, code_blocks: bool = Fa
         finder.json_block(body)
     if not json_blocks:
         for body in _bare_objects(content):
-            finder.json_block(body, bare=True)
+            finder.json_block(body, bare=body != _FENCE.sub("", content).strip())
     for body in py_blocks:
         finder.python_calls(body)
     if not json_blocks and not py_blocks and _starts_with_call(content, tools):
@@ -144,8 +144,8 @@ def _blocks(content: str) -> tuple[list[str], list[str]]:
     if "```" in rest and (m := _OPEN_FENCE.search(rest)):  # a fence the server cut off (max tokens)
         (py_blocks if m.group(1).lower() in _PY_LANGS else json_blocks).append(m.group(2))
     for body in _TAG.findall(content):
-        inner = _FENCE.findall(body)
-        json_blocks.extend(b for _, b in inner) if inner else json_blocks.append(body)
+        if "```" not in body:  # a fenced call inside the tag was collected with the fences
+            json_blocks.append(body)
     return json_blocks, py_blocks
 
 
@@ -178,7 +178,7 @@ class _Finder:
         self.problem = self.problem or reason
 
     def _add(self, name: str, arguments: dict[str, Any], kind: str) -> None:
-        self.kind = self.kind or kind
+        self.kind = self.kind or (kind if name in self.tools.params else f"{kind}->code")
         if name in self.tools.params:
             text = json.dumps(arguments, ensure_ascii=False)
             self.calls.append(ToolCall(f"recovered_{uuid.uuid4().hex[:12]}_{len(self.calls)}", name, text, kind))
@@ -202,9 +202,10 @@ class _Finder:
                 self._fail(f"the call is not valid JSON ({exc})")
             return
         for obj in objects:
-            self._json_call(obj)
+            self._json_call(obj, need_arguments=bare)
 
-    def _json_call(self, obj: Any) -> None:
+    def _json_call(self, obj: Any, *, need_arguments: bool = False) -> None:
+        """`need_arguments`: an object inside prose counts only with an arguments key."""
         if not isinstance(obj, dict):
             return
         if isinstance(obj.get("function"), dict):  # the wire form {"type": "function", "function": {...}}
@@ -219,7 +220,7 @@ class _Finder:
                 return
         if name is None:
             return
-        if arg_key is None and set(obj) - {*NAME_KEYS, "type", "id"}:
+        if arg_key is None and (need_arguments or set(obj) - {*NAME_KEYS, "type", "id"}):
             return  # data that has a "name", not a call
         if not self.tools.known(name):
             if arg_key is not None and name.isidentifier():
@@ -344,23 +345,24 @@ def _objects(body: str, *, bare: bool) -> list[Any]:
     raise error
 
 
-def _looks_like_json_call(text: str, tools: Tools) -> bool:
-    """Keys naming a known tool (`"name": "read_file"`) or a tool name next to an arguments key."""
+def _looks_like_json_call(text: str, tools: Tools, *, strict: bool = False) -> bool:
+    """A key naming a known tool (`"name": "read_file"`) or a quoted tool name, next to an arguments key
+    (`strict`: both a name key and an arguments key)."""
     names = "|".join(re.escape(n) for n in [*tools.params, *tools.code_functions])
     if not names:
         return False
     keys = "|".join(NAME_KEYS)
+    args = re.search(rf"""["'](?:{"|".join(ARG_KEYS)})["']\s*:""", text)
     if re.search(rf"""["']?(?:{keys})["']?\s*:\s*["'](?:{names})["']""", text):
-        return True
-    args = "|".join(ARG_KEYS)
-    return bool(re.search(rf"""["'](?:{names})["']""", text) and re.search(rf"""["'](?:{args})["']\s*:""", text))
+        return bool(args) or not strict
+    return bool(args and re.search(rf"""["'](?:{names})["']""", text))
 
 
 def _call_like(content: str, tools: Tools) -> str | None:
     """Why an unread reply still looks like a call (a `<tool_call>` tag, or JSON keys naming a tool)."""
     if "<tool_call>" in content:
         return "the text inside <tool_call> is not a call to a known tool"
-    if _looks_like_json_call(content, tools):
+    if _looks_like_json_call(content, tools, strict=True):
         return "the call is written inside other text; send it alone"
     return None
 
