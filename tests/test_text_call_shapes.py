@@ -59,6 +59,13 @@ def test_anything_but_literals_is_refused(text: str) -> None:
         loads_lenient(text)
 
 
+def test_miscounted_closing_braces_are_forgiven() -> None:
+    assert loads_lenient('{"a": {"b": """x"""}}}') == {"a": {"b": "x"}}
+    assert loads_lenient('{"a": {"b": "x"}') == {"a": {"b": "x"}}
+    with pytest.raises(LenientError):
+        loads_lenient('{"a": {"b": "x"}}}}}')  # more than two off is not a call any more
+
+
 def test_deep_nesting_is_refused_not_crashing() -> None:
     with pytest.raises(LenientError):
         loads_lenient("[" * 5000 + "]" * 5000 + " x")

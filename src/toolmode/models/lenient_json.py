@@ -34,15 +34,31 @@ def loads_lenient(text: str) -> Any:
         first = f"{exc.msg} at position {exc.pos}"
     except RecursionError:
         raise LenientError("nested too deeply") from None
-    source = text.strip()
-    try:
-        tree = ast.parse(source, mode="eval")
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        raise LenientError(f"not valid JSON ({first})") from None
-    try:
-        return _literal(tree.body, source, 0)
-    except RecursionError:
-        raise LenientError("nested too deeply") from None
+    for source in _balanced(text.strip()):
+        try:
+            tree = ast.parse(source, mode="eval")
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        try:
+            return _literal(tree.body, source, 0)
+        except RecursionError:
+            raise LenientError("nested too deeply") from None
+    raise LenientError(f"not valid JSON ({first})")
+
+
+def _balanced(source: str, most: int = 2) -> list[str]:
+    """The text, then with up to `most` surplus closing braces dropped or missing ones added (small models
+    miscount them after a long string, e.g. `{"arguments": {"code": "..."}}}`)."""
+    out = [source]
+    if source.startswith("{"):
+        trimmed = source
+        for _ in range(most):
+            if not trimmed.endswith("}"):
+                break
+            trimmed = trimmed[:-1].rstrip()
+            out.append(trimmed)
+        out += [source + "}" * k for k in range(1, most + 1)]
+    return out
 
 
 def _literal(node: ast.AST, source: str, depth: int) -> Any:
