@@ -47,8 +47,8 @@ def loads_lenient(text: str) -> Any:
 
 
 def _balanced(source: str, most: int = 2) -> list[str]:
-    """The text, then with up to `most` surplus closing braces dropped or missing ones added (small models
-    miscount them after a long string, e.g. `{"arguments": {"code": "..."}}}`)."""
+    """The text, then with up to `most` surplus closing braces dropped (small models miscount them after a
+    long string: `{"arguments": {"code": "..."}}}`). Missing ones are not added: the text may have been cut."""
     out = [source]
     if source.startswith("{"):
         trimmed = source
@@ -57,7 +57,6 @@ def _balanced(source: str, most: int = 2) -> list[str]:
                 break
             trimmed = trimmed[:-1].rstrip()
             out.append(trimmed)
-        out += [source + "}" * k for k in range(1, most + 1)]
     return out
 
 
