@@ -82,6 +82,20 @@ def test_recovered_calls_are_marked_per_call_in_the_trace(scripted, tmp_path) ->
 # ----------------------------------------------------------------------------- loop guard
 
 
+def test_a_retry_that_gets_a_different_result_is_not_a_repeat(scripted, tmp_path) -> None:
+    results = iter(["busy", "done"])
+
+    @tool
+    def poll() -> str:
+        """Poll."""
+        return next(results)
+
+    server = scripted([call("poll"), call("poll"), reply("ok")])
+    with agent(server, tmp_path, tools=[poll]) as a:
+        a.run("poll")
+    assert server.requests[2]["messages"][-1]["content"] == "done"
+
+
 def test_a_repeated_call_is_pointed_out_to_the_model(scripted, tmp_path) -> None:
     server = scripted([call("echo", text="x"), call("echo", text="x"), call("echo", text="y"), reply("x")])
     with agent(server, tmp_path) as a:
@@ -90,7 +104,7 @@ def test_a_repeated_call_is_pointed_out_to_the_model(scripted, tmp_path) -> None
     second = server.requests[2]["messages"][-1]["content"]
     other = server.requests[3]["messages"][-1]["content"]
     assert first == "x" and other == "y"  # different arguments are not a repeat
-    assert second.startswith("x\n[note: you already made this exact call once before (first at step 1)")
+    assert second.startswith("x\n[note: you already made this exact call once before (first at step 1) and got the same")
     repeats = [e for e in events(result) if e["kind"] == "notice" and e.get("about") == "repeated_call"]
     assert len(repeats) == 1 and repeats[0]["name"] == "echo"
 

@@ -2,8 +2,8 @@
 
 - `correction(...)`: a reply that looks like a tool call but could not be read is not the answer; the
   model gets one short message saying what was wrong and the exact shape expected, and the run goes on.
-- `review(...)`: a call repeated with the same arguments gets a note appended to its result, so the model
-  learns it is going round in circles (small models repeat one call 4-8 times otherwise).
+- `review(...)`: a call repeated with the same arguments and the same result gets a note appended to it, so
+  the model learns it is going round in circles (small models repeat one call 4-8 times otherwise).
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ class RunGuard:
 
     def __init__(self, trace: Trace) -> None:
         self.trace = trace
-        self.seen: dict[tuple[str, str], tuple[int, int]] = {}  # (name, arguments) -> (first step, count)
+        # (name, arguments) -> (first step, times made, its result)
+        self.seen: dict[tuple[str, str], tuple[int, int, str | None]] = {}
 
     def correction(self, reply: Reply, step: int, tools: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
         """The corrective user message for an unreadable call, or None when the reply is an answer."""
@@ -38,21 +39,23 @@ class RunGuard:
         return {"role": "user", "content": text}
 
     def review(self, step: int, calls: list[CallRecord]) -> None:
-        """Append a note to each result whose call repeats an earlier one exactly."""
+        """Append a note to each result whose call repeats an earlier one exactly and got the same result
+        (a retry that now works, e.g. after a tool was loaded, is not going round in circles)."""
         for call in calls:
             key = (call.name, _canonical(call.arguments))
-            first, count = self.seen.get(key, (step, 0))
-            self.seen[key] = (first, count + 1)
-            if count == 0:
+            first, count, result = self.seen.get(key, (step, 0, None))
+            if result != call.result:
+                self.seen[key] = (step, 1, call.result)
                 continue
+            self.seen[key] = (first, count + 1, result)
             times = "once" if count == 1 else f"{count} times"
             call.result += (
-                f"\n[note: you already made this exact call {times} before (first at step {first}), with the "
-                "same arguments. Do not repeat it: use the result you have, change the call, or reply with "
-                "the final answer in plain text.]"
+                f"\n[note: you already made this exact call {times} before (first at step {first}) and got the "
+                "same result. Do not repeat it: use the result you have, change the call, or reply with the "
+                "final answer in plain text.]"
             )
             self.trace.emit("notice", step=step, about="repeated_call", id=call.id, name=call.name,
-                            message=f"{call.name} repeated with the same arguments ({count + 1} times)")
+                            message=f"{call.name} repeated with the same arguments and result ({count + 1} times)")
 
 
 def example_call(tools: Sequence[dict[str, Any]]) -> str:
