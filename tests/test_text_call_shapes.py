@@ -169,8 +169,10 @@ def test_functions_inside_run_code_are_read_from_its_description() -> None:
         ("<tool_call>\nplease read a.txt\n</tool_call>", "<tool_call>"),
         ('To read it I call {"name": "read_file", "arguments": {"path": "a.txt"}} now.', "inside other text"),
         ('{"name": "read_file", "arguments": [1, 2]}', "must be an object"),
+        ("<tools></tools>", "only the markup"),  # the 1.5B's whole reply in one recorded code-mode run
     ],
-    ids=["broken-json", "unknown-tool", "variable-argument", "tag-with-prose", "inline", "list-arguments"],
+    ids=["broken-json", "unknown-tool", "variable-argument", "tag-with-prose", "inline", "list-arguments",
+         "empty-tools-tag"],
 )
 def test_call_like_text_that_cannot_be_read_is_a_problem(content: str, reason: str) -> None:
     found = find_text_calls(content, REACT)
@@ -193,9 +195,10 @@ def test_call_like_text_that_cannot_be_read_is_a_problem(content: str, reason: s
         "The files are:\n{\"name\": \"read_file\"} is the tool I used, and the answer is 42.",
         "time: 09:15; title: Daily News",
         "```bash\nls logs\n```",
+        "The <tools> section lists read_file; the answer is 3.",
     ],
     ids=["answer", "mentions-tool", "mentions-call-inline", "json-data", "name-key-data", "list-data",
-         "name-only-object-with-prose", "time-answer", "bash-fence"],
+         "name-only-object-with-prose", "time-answer", "bash-fence", "tag-word-in-prose"],
 )
 def test_prose_and_data_are_neither_calls_nor_problems(content: str) -> None:
     found = find_text_calls(content, REACT)

@@ -28,6 +28,7 @@ from toolmode.models.reply import ToolCall
 _FENCE = re.compile(r"```[ \t]*(?:([A-Za-z0-9_+-]+)(?=\s))?[ \t]*\r?\n?(.*?)```", re.DOTALL)
 _OPEN_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n(.*)\Z", re.DOTALL)  # cut before its end
 _TAG = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|\Z)", re.DOTALL)
+_ONLY_TAGS = re.compile(r"(?:</?(?:tools?|tool_calls?|function\w*|functions)\b[^>]*>\s*)+", re.IGNORECASE)
 _JSON_LANGS = {"", "json", "json5", "tool_call", "tool", "function", "javascript"}
 _PY_LANGS = {"python", "py", "python3"}
 NAME_KEYS = ("name", "tool", "tool_name", "function", "function_name")
@@ -362,6 +363,8 @@ def _call_like(content: str, tools: Tools) -> str | None:
     """Why an unread reply still looks like a call (a `<tool_call>` tag, or JSON keys naming a tool)."""
     if "<tool_call>" in content:
         return "the text inside <tool_call> is not a call to a known tool"
+    if _ONLY_TAGS.fullmatch(content.strip()):
+        return f"the reply holds only the markup {content.strip()[:40]!r}, neither a call nor an answer"
     if _looks_like_json_call(content, tools, strict=True):
         return "the call is written inside other text; send it alone"
     return None
