@@ -214,6 +214,27 @@ def test_run_code_dedents_and_failed_programs_are_errors(scripted, tmp_path, wor
     assert [e["error"] for e in results] == [False, True]
 
 
+def test_a_name_from_an_earlier_program_gets_a_fresh_namespace_hint(scripted, tmp_path, workspace) -> None:
+    # Recorded from the 1.5B: it used `log_files` from an earlier run_code call five times in a row.
+    server = scripted([call("run_code", code="log_files = [1, 2]\nprint(log_files)"),
+                       call("run_code", code="print(len(log_files))"), call("run_code", code="print(other)"),
+                       reply("ok")])
+    with agent(server, tmp_path, tools=builtin_tools(workspace), mode="code", workspace=workspace) as a:
+        result = a.run("count")
+    hinted, plain = result.records[1].calls[0].result, result.records[2].calls[0].result
+    assert "NameError" in hinted and "log_files was set by an earlier run_code call" in hinted
+    assert "NameError" in plain and "earlier run_code call" not in plain
+
+
+def test_the_same_call_written_twice_in_one_reply_runs_once(scripted, tmp_path) -> None:
+    block = '```json\n{"name": "echo", "arguments": {"text": "x"}}\n```'
+    ECHOED.clear()
+    server = scripted([reply(f"{block}\n{block}"), reply("x")])
+    with agent(server, tmp_path) as a:
+        a.run("echo x")
+    assert ECHOED == ["x"]
+
+
 @pytest.mark.parametrize("code", ["import subprocess\nsubprocess.run(['ls'])", "import os\nos.system('ls')"])
 def test_refused_processes_point_to_run_shell(scripted, tmp_path, workspace, code) -> None:
     server = scripted([call("run_code", code=code), reply("ok")])

@@ -174,11 +174,16 @@ class _Finder:
         self.calls: list[ToolCall] = []
         self.kind: str | None = None
         self.problem: str | None = None
+        self._seen: set[tuple[str, str]] = set()
 
     def _fail(self, reason: str) -> None:
         self.problem = self.problem or reason
 
     def _add(self, name: str, arguments: dict[str, Any], kind: str) -> None:
+        key = (name, json.dumps(arguments, sort_keys=True))
+        if key in self._seen:  # the same call written twice in one reply runs once
+            return
+        self._seen.add(key)
         self.kind = self.kind or (kind if name in self.tools.params else f"{kind}->code")
         if name in self.tools.params:
             text = json.dumps(arguments, ensure_ascii=False)

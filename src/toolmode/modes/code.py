@@ -79,6 +79,7 @@ class CodeMode(Mode):
                 )
             )
         self._lock = threading.Lock()
+        self._defined: set[str] = set()  # names earlier programs of this run assigned (fresh namespace hint)
         self._run_code_tool = self._make_run_code_tool()
         self._schemas: list[dict[str, Any]] | None = None
 
@@ -88,6 +89,10 @@ class CodeMode(Mode):
         if self.prompts == "local":
             return LOCAL_HYBRID_PROMPT if self.direct else LOCAL_CODE_PROMPT
         return HYBRID_PROMPT if self.direct else CODE_PROMPT
+
+    def reset(self) -> None:
+        """A new run: forget the names earlier programs defined."""
+        self._defined.clear()
 
     def notes(self) -> list[str]:
         """The sandbox policy in force."""
@@ -143,8 +148,13 @@ class CodeMode(Mode):
         # One worker per mode: programs from parallel run_code calls take turns.
         with self._lock:
             result = self.sandbox.run(code, self._stubs, self._host_call)
+            earlier, self._defined = self._defined, self._defined | _assigned(code)
         if not result.error:
             return result.text()
+        m = re.search(r"NameError: name '(\w+)' is not defined", result.error)
+        if m and m.group(1) in earlier and not self.persistent:
+            result.error += (f"\n({m.group(1)} was set by an earlier run_code call, but each call starts with a fresh "
+                             "namespace: compute it again in this program)")
         if "PermissionError" in result.error and _PROCESS_CALL.search(result.error):
             result.error = result.error.replace("[Errno 1] Operation not permitted", NO_PROCESSES)
             if "run_shell" not in self.catalog.tools:
@@ -165,6 +175,27 @@ class CodeMode(Mode):
 
 
 _PROCESS_CALL = re.compile(r"\bsubprocess\b|\bPopen\b|\bos\.(?:system|popen|exec\w*|spawn\w*|fork\w*|posix_spawn\w*)\b")
+
+
+def _assigned(code: str) -> set[str]:
+    """Top-level names a program assigns, defines or imports (empty if it does not parse)."""
+    import ast
+
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        else:
+            for sub in ast.walk(node):
+                if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+                    names.add(sub.id)
+    return names
 
 
 def _tidy(code: str) -> str:
