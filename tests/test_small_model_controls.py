@@ -49,7 +49,7 @@ def test_an_unreadable_call_gets_a_correction_and_the_run_goes_on(scripted, tmp_
     correction = server.requests[1]["messages"][-1]
     assert correction["role"] == "user"
     assert "could not be read" in correction["content"] and "not valid JSON" in correction["content"]
-    assert '{"name": "echo", "arguments": {"text": "..."}}' in correction["content"]  # the exact shape
+    assert '{"name": "echo", "arguments": {"text": "<text>"}}' in correction["content"]  # the exact shape
     notices = [e for e in events(result) if e["kind"] == "notice"]
     assert notices and notices[0]["about"] == "unreadable_call"
 

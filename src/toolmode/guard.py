@@ -59,15 +59,17 @@ class RunGuard:
 
 
 def example_call(tools: Sequence[dict[str, Any]]) -> str:
-    """A one-line example call in the expected shape, for the first tool sent (run_code preferred)."""
+    """The expected shape of a call, with placeholders, for the first tool sent (run_code preferred)."""
     fns = [t.get("function") or {} for t in tools]
     fn = next((f for f in fns if f.get("name") == "run_code"), fns[0] if fns else {})
     name = fn.get("name", "tool_name")
+    # Placeholders, never a runnable program: a small model copies a concrete example verbatim and repeats
+    # it (seen with the 1.5B: `print(os.listdir('.'))` five times in a row).
     if name == "run_code":
-        args: dict[str, Any] = {"code": "import os\nprint(os.listdir('.'))"}
+        args: dict[str, Any] = {"code": "<your whole program, lines separated by \n>"}
     else:
         props = (fn.get("parameters") or {}).get("properties") or {}
-        args = {p: "..." for p in list(props)[:2]}
+        args = {p: f"<{p}>" for p in list(props)[:2]}
     return json.dumps({"name": name, "arguments": args}, ensure_ascii=False)
 
 
