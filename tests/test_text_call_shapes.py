@@ -119,6 +119,29 @@ def test_run_code_in_python_call_syntax() -> None:
     assert pairs(content, CODE) == [("run_code", {"code": "\nprint(list_dir('logs'))\n"})]
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        '{"name": "run_code", "arguments": {"code": "x = {\'a\': 1}\\nprint(x["a"])"}}',  # unescaped quotes
+        '{"name": "run_code", "arguments": {"code": "x = {\'a\': 1}\\nprint(x[\'a\'])\n  }\n}',  # no closing quote
+        '{"name": "run_code", "arguments": {"code": "x = {\'a\': 1}\\nprint(x[\'a\'])\n',  # nothing closed
+    ],
+    ids=["unescaped-quotes", "unclosed-string", "unclosed-everything"],
+)
+def test_a_loose_single_string_call_is_repaired(body: str) -> None:
+    found = find_text_calls(f"```json\n{body}\n```", CODE)
+    [call] = found.calls
+    assert call.recovered == "json-repaired"
+    code = json.loads(call.arguments)["code"]
+    assert code.startswith("x = {'a': 1}\nprint(x[") and code.rstrip().endswith("])")
+
+
+def test_a_cut_block_is_never_repaired() -> None:
+    cut = '```json\n{"name": "run_code", "arguments": {"code": "print(1)\\nprint(2'  # max tokens hit
+    found = find_text_calls(cut, CODE)
+    assert found.calls == [] and found.problem is not None
+
+
 def test_function_that_exists_only_inside_run_code_becomes_a_program() -> None:
     for content in ('{"name": "current_time", "arguments": {"city": "Tokyo"}}', 'current_time("Tokyo")'):
         found = find_text_calls(content, CODE)

@@ -28,6 +28,10 @@ from toolmode.models.reply import ToolCall
 _FENCE = re.compile(r"```[ \t]*(?:([A-Za-z0-9_+-]+)(?=\s))?[ \t]*\r?\n?(.*?)```", re.DOTALL)
 _OPEN_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n(.*)\Z", re.DOTALL)  # cut before its end
 _TAG = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|\Z)", re.DOTALL)
+_ONE_STRING = re.compile(
+    r'\A\{\s*"(?:name|tool|function)"\s*:\s*"(\w+)"\s*,\s*"(?:arguments|parameters|args)"\s*:\s*\{\s*"(\w+)"\s*:\s*"'
+    r'(.*?)"?\s*\}?\s*\}?\s*\Z', re.DOTALL)
+_JSON_ESCAPE = re.compile(r'\\(["\\/bfnrt]|u[0-9a-fA-F]{4})')
 _ONLY_TAGS = re.compile(r"(?:</?(?:tools?|tool_calls?|function\w*|functions)\b[^>]*>\s*)+", re.IGNORECASE)
 _JSON_LANGS = {"", "json", "json5", "tool_call", "tool", "function", "javascript"}
 _PY_LANGS = {"python", "py", "python3"}
@@ -143,11 +147,15 @@ def _blocks(content: str) -> tuple[list[str], list[str]]:
             json_blocks.append(body)
     rest = _FENCE.sub("", content)
     if "```" in rest and (m := _OPEN_FENCE.search(rest)):  # a fence the server cut off (max tokens)
-        (py_blocks if m.group(1).lower() in _PY_LANGS else json_blocks).append(m.group(2))
+        (py_blocks if m.group(1).lower() in _PY_LANGS else json_blocks).append(_Cut(m.group(2)))
     for body in _TAG.findall(content):
         if "```" not in body:  # a fenced call inside the tag was collected with the fences
             json_blocks.append(body)
     return json_blocks, py_blocks
+
+
+class _Cut(str):
+    """The body of a block whose end never came: its last string is never completed by guessing."""
 
 
 def _bare_objects(content: str) -> list[str]:
@@ -198,17 +206,30 @@ class _Finder:
     # JSON ---------------------------------------------------------------------------------------
 
     def json_block(self, body: str, *, bare: bool = False) -> None:
-        body = body.strip()
-        if not body:
+        if not body.strip():
             return
         try:
-            objects = _objects(body, bare=bare)
+            objects = _objects(body.strip(), bare=bare)
         except LenientError as exc:
-            if _looks_like_json_call(body, self.tools):
+            if not isinstance(body, _Cut) and (repaired := self._one_string_call(body.strip())):
+                self._add(*repaired, "json-repaired")
+            elif _looks_like_json_call(body, self.tools):
                 self._fail(f"the call is not valid JSON ({exc})")
             return
         for obj in objects:
             self._json_call(obj, need_arguments=bare)
+
+    def _one_string_call(self, body: str) -> tuple[str, dict[str, Any]] | None:
+        """A run_code call whose program is written as loose JSON:
+        unescaped quotes inside, or the closing quote or braces forgotten. The string runs from its
+        opening quote to the end of the block; JSON escapes in it are decoded, nothing else is guessed."""
+        m = _ONE_STRING.match(body)
+        if not m:
+            return None
+        name, param, value = m.groups()
+        if (name, param) != (RUN_CODE, "code") or RUN_CODE not in self.tools.params:
+            return None  # only a program is long enough to be written this loosely
+        return name, {param: _JSON_ESCAPE.sub(lambda e: json.loads(f'"\\{e.group(1)}"'), value)}
 
     def _json_call(self, obj: Any, *, need_arguments: bool = False) -> None:
         """`need_arguments`: an object inside prose counts only with an arguments key."""
