@@ -101,10 +101,13 @@ def test_a_repeated_call_is_pointed_out_to_the_model(scripted, tmp_path) -> None
     with agent(server, tmp_path) as a:
         result = a.run("echo x")
     first = server.requests[1]["messages"][-1]["content"]
-    second = server.requests[2]["messages"][-1]["content"]
+    second = server.requests[2]["messages"][-2]["content"]
     other = server.requests[3]["messages"][-1]["content"]
     assert first == "x" and other == "y"  # different arguments are not a repeat
-    assert second.startswith("x\n[note: you already made this exact call once before (first at step 1) and got the same")
+    assert second == "x\n[note: you already made this exact call once before (first at step 1) and got the same result.]"
+    nudge = server.requests[2]["messages"][-1]
+    assert nudge["role"] == "user" and "Do not call it again" in nudge["content"]
+    assert server.requests[2]["messages"][-2]["role"] == "tool"
     repeats = [e for e in events(result) if e["kind"] == "notice" and e.get("about") == "repeated_call"]
     assert len(repeats) == 1 and repeats[0]["name"] == "echo"
 

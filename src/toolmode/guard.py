@@ -2,8 +2,8 @@
 
 - `correction(...)`: a reply that looks like a tool call but could not be read is not the answer; the
   model gets one short message saying what was wrong and the exact shape expected, and the run goes on.
-- `review(...)`: a call repeated with the same arguments and the same result gets a note appended to it, so
-  the model learns it is going round in circles (small models repeat one call 4-8 times otherwise).
+- `review(...)`: a call repeated with the same arguments and the same result gets a note, and the model a
+  short user message telling it to answer or change course (small models repeat one call 4-8 times otherwise) (small models repeat one call 4-8 times otherwise).
 """
 
 from __future__ import annotations
@@ -38,9 +38,12 @@ class RunGuard:
         )
         return {"role": "user", "content": text}
 
-    def review(self, step: int, calls: list[CallRecord]) -> None:
-        """Append a note to each result whose call repeats an earlier one exactly and got the same result
-        (a retry that now works, e.g. after a tool was loaded, is not going round in circles)."""
+    def review(self, step: int, calls: list[CallRecord]) -> list[dict[str, Any]]:
+        """Note each result whose call repeats an earlier one exactly and got the same result (a retry that
+        now works, e.g. after a tool was loaded, is not going round in circles); returns a user message to
+        append after the tool results when there was such a repeat (small models read a user turn, not a
+        note at the end of a tool result)."""
+        repeated: list[CallRecord] = []
         for call in calls:
             key = (call.name, _canonical(call.arguments))
             first, count, result = self.seen.get(key, (step, 0, None))
@@ -49,13 +52,19 @@ class RunGuard:
                 continue
             self.seen[key] = (first, count + 1, result)
             times = "once" if count == 1 else f"{count} times"
-            call.result += (
-                f"\n[note: you already made this exact call {times} before (first at step {first}) and got the "
-                "same result. Do not repeat it: use the result you have, change the call, or reply with the "
-                "final answer in plain text.]"
-            )
+            call.result += (f"\n[note: you already made this exact call {times} before (first at step {first}) "
+                            "and got the same result.]")
+            repeated.append(call)
             self.trace.emit("notice", step=step, about="repeated_call", id=call.id, name=call.name,
                             message=f"{call.name} repeated with the same arguments and result ({count + 1} times)")
+        if not repeated:
+            return []
+        names = ", ".join(sorted({c.name for c in repeated}))
+        return [{"role": "user", "content": (
+            f"You repeated the same {names} call and got the same result as before. Do not call it again. "
+            "If that result answers the task, reply now with the final answer in plain text, in the format "
+            "the task asked for; otherwise make a different call."
+        )}]
 
 
 def example_call(tools: Sequence[dict[str, Any]]) -> str:

@@ -113,8 +113,9 @@ def run_agent(
                            result=call.result, error=call.error, seconds=call.seconds)
 
             record.calls = _run_calls(reply.tool_calls, mode, max_result_chars, done)
-            guard.review(step, record.calls)
+            nudge = guard.review(step, record.calls)
             messages.extend({"role": "tool", "tool_call_id": c.id, "content": c.result} for c in record.calls)
+            messages.extend(nudge)
     except KeyboardInterrupt:
         finish(None, "interrupted", "interrupted by the user")
         raise
