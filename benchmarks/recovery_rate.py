@@ -58,11 +58,13 @@ def main() -> int:
               if r["tool_calls"] else {"content": r["content"], "finish_reason": r.get("finish_reason")}
               for _, r in items]
     counts: dict[tuple[str, str, str], int] = {}
+    distinct: dict[tuple[str, str, str], set[str]] = {}
     with ScriptedModelServer(script) as server:
         client = ModelClient("m", base_url=server.base_url, preset="llamacpp", api_key="none")
         for data, r in items:
             key = (data["model"], r["expect"], outcome(client, data, r))
             counts[key] = counts.get(key, 0) + 1
+            distinct.setdefault(key, set()).add(r["content"] or "")
         client.close()
     for model in sorted({k[0] for k in counts}):
         calls = {o: n for (m, e, o), n in counts.items() if m == model and e == "call"}
@@ -75,6 +77,10 @@ def main() -> int:
         print(f"  calls taken as the final answer:   {calls.get('answer', 0)}/{n_calls}")
         if calls.get("broken call"):
             print(f"  calls with unparseable arguments:  {calls['broken call']}/{n_calls}")
+        unique = {o: len(v) for (m, e, o), v in distinct.items() if m == model and e == "call"}
+        print(f"  distinct texts among the calls (small models repeat themselves): {sum(unique.values())}, "
+              f"recovered {unique.get('call', 0)}, corrected {unique.get('asked again', 0)}, "
+              f"taken as the answer {unique.get('answer', 0)}")
         wrong = n_answers - answers.get("answer", 0)
         print(f"  answers wrongly taken for calls:   {wrong}/{n_answers}")
     return 0
