@@ -78,7 +78,8 @@ def main() -> int:
         if calls.get("broken call"):
             print(f"  calls with unparseable arguments:  {calls['broken call']}/{n_calls}")
         unique = {o: len(v) for (m, e, o), v in distinct.items() if m == model and e == "call"}
-        print(f"  distinct texts among the calls (small models repeat themselves): {sum(unique.values())}, "
+        texts = set().union(*(v for (m, e, _), v in distinct.items() if m == model and e == "call"))
+        print(f"  distinct texts among the calls (small models repeat themselves): {len(texts)}; with outcome "
               f"recovered {unique.get('call', 0)}, corrected {unique.get('asked again', 0)}, "
               f"taken as the answer {unique.get('answer', 0)}")
         wrong = n_answers - answers.get("answer", 0)
