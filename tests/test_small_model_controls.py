@@ -277,3 +277,17 @@ def test_bench_warns_when_jobs_exceed_the_server_slots(scripted) -> None:
     assert jobs_warning(single.base_url, True, 1) is None
     assert jobs_warning(scripted([], slots=4).base_url, True, 4) is None
     assert jobs_warning(scripted([]).base_url, True, 4) is None  # the server does not say: no guess
+
+
+def test_bench_takes_the_model_options_and_keeps_them_for_resume(tmp_path) -> None:
+    from toolmode.bench.cli import _settings, build_parser
+    from toolmode.bench.results import read_settings, write_settings
+
+    args = build_parser().parse_args(["--temperature", "0.2", "--max-tokens", "512", "--request-timeout", "900"])
+    settings = _settings(args, {})
+    assert (settings["temperature"], settings["max_tokens"], settings["request_timeout"]) == (0.2, 512, 900.0)
+    write_settings(tmp_path, settings)
+    resumed = _settings(build_parser().parse_args([]), read_settings(tmp_path))
+    assert (resumed["temperature"], resumed["max_tokens"], resumed["request_timeout"]) == (0.2, 512, 900.0)
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--max-tokens", "0"])
