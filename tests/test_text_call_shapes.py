@@ -136,6 +136,13 @@ def test_a_loose_single_string_call_is_repaired(body: str) -> None:
     assert code.startswith("x = {'a': 1}\nprint(x[") and code.rstrip().endswith("])")
 
 
+def test_several_objects_are_never_repaired_into_one_program() -> None:
+    # Recorded from the 0.5B: the same call three times, the last one broken.
+    one = '{"name": "run_code", "arguments": {"code": "print(x[\'a\'])"}}'
+    found = find_text_calls(f"{one}\n{one}\n{one[:-3]}", CODE)
+    assert all("}}" not in json.loads(c.arguments)["code"] for c in found.calls)
+
+
 def test_a_cut_block_is_never_repaired() -> None:
     cut = '```json\n{"name": "run_code", "arguments": {"code": "print(1)\\nprint(2'  # max tokens hit
     found = find_text_calls(cut, CODE)

@@ -229,6 +229,8 @@ class _Finder:
         name, param, value = m.groups()
         if (name, param) != (RUN_CODE, "code") or RUN_CODE not in self.tools.params:
             return None  # only a program is long enough to be written this loosely
+        if re.search(r'"\s*\}\s*\}', value):
+            return None  # the string ended and text (another call, prose) follows: not one loose program
         return name, {param: _JSON_ESCAPE.sub(lambda e: json.loads(f'"\\{e.group(1)}"'), value)}
 
     def _json_call(self, obj: Any, *, need_arguments: bool = False) -> None:
@@ -362,10 +364,12 @@ def _objects(body: str, *, bare: bool) -> list[Any]:
     lines = [line for line in body.splitlines() if line.strip()]
     if len(lines) > 1:
         parsed = []
-        for line in lines:
+        for i, line in enumerate(lines):
             try:
                 parsed.append(loads_lenient(line))
             except LenientError:
+                if i == len(lines) - 1 and parsed:
+                    return parsed  # one call per line, the last one cut off (max tokens): it is dropped
                 break
         else:
             return parsed
