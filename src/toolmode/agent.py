@@ -68,7 +68,10 @@ class Agent:
       run_code calls and runs), `allow_env_in_workspace` (unsafe, refused by default);
     - model: `model` (a name, a `Model` object such as `FallbackModel`, or a ModelSettings), `base_url`,
       `api_key`, `api_key_env`, `preset` (deepseek, openai, openrouter, ollama, vllm, llamacpp), `stream`,
-      `model_params` (extra request fields), `recover_text_calls`, `recover_code_blocks`, `client`;
+      `model_params` (extra request fields), `recover_text_calls`, `recover_code_blocks` (None: on for local
+      presets), `request_timeout` (seconds per request), `client`;
+    - prompts: `prompts` ("standard", or "local": short example-led prompts for small models; None: "local"
+      for local presets);
     - loop: `max_steps`, `max_result_chars`, `system_prompt` (replaces the mode's prompt), `instructions`
       (added to it), `prices`, and the default budget of every run: `max_cost` (USD), `max_tokens`,
       `timeout` (wall seconds);
@@ -112,6 +115,8 @@ class Agent:
         max_cost: float | None = None,
         max_tokens: int | None = None,
         timeout: float | None = None,
+        request_timeout: float = 120.0,
+        prompts: str | None = None,
     ) -> None:
         if output is not None:
             console, quiet, runs_dir, sinks = output.console, output.quiet, output.runs_dir, list(output.sinks)
@@ -146,14 +151,17 @@ class Agent:
         if client is None:
             client = ModelSettings(
                 model, base_url, api_key, api_key_env, preset, stream, model_params, recover_text_calls,  # type: ignore[arg-type]
-                recover_code_blocks).build()
+                recover_code_blocks, request_timeout).build()
         self.model: Model = client
+        if prompts is None:
+            local = getattr(getattr(client, "preset", None), "local", False)
+            prompts = "local" if local else "standard"
         self.tools = [as_tool(t) for t in tools]
         try:
             self.mode: Mode = make_mode(
                 mode, self.tools, search=search, visible=visible, direct=direct,
                 workspace=workspace, sandbox=sandbox, persistent=persistent, sandbox_limits=sandbox_limits,
-                ranker=ranker, allow_env_in_workspace=allow_env_in_workspace,
+                ranker=ranker, allow_env_in_workspace=allow_env_in_workspace, prompts=prompts,
             )
         except BaseException:
             self._close_model()

@@ -35,6 +35,35 @@ def _non_negative_int(text: str) -> int:
     return value
 
 
+def positive_float(text: str) -> float:
+    """argparse type: a number above 0."""
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be above 0, got {text}")
+    return value
+
+
+def temperature(text: str) -> float:
+    """argparse type: a sampling temperature, 0 to 2."""
+    value = float(text)
+    if not 0 <= value <= 2:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 2, got {text}")
+    return value
+
+
+def add_model_args(p: argparse.ArgumentParser) -> None:
+    """--temperature, --max-tokens, --request-timeout (shared by `run` and `bench`)."""
+    p.add_argument("--temperature", type=temperature, default=None, help="sampling temperature (server default if unset)")
+    p.add_argument("--max-tokens", type=_positive_int, default=None, help="cap on generated tokens per reply")
+    p.add_argument("--request-timeout", type=positive_float, default=None,
+                   help="seconds one model request may take (default: 120; CPU servers with long prompts need more)")
+
+
+def model_params(temperature: float | None, max_tokens: int | None) -> dict[str, Any]:
+    """The extra request fields for the options that were given."""
+    return {k: v for k, v in (("temperature", temperature), ("max_tokens", max_tokens)) if v is not None}
+
+
 def comma_list(value: str | None) -> list[str] | None:
     """`"a, b,c"` -> `["a", "b", "c"]`; None or "" -> None (the option was not given)."""
     return [n.strip() for n in value.split(",") if n.strip()] if value else None
@@ -80,13 +109,18 @@ def _add_agent_args(run: argparse.ArgumentParser) -> None:
     run.add_argument("--sandbox", choices=["auto", "landlock", "bwrap", "none"], default="auto",
                      help="code sandbox; 'none' runs model code unconfined (unsafe)")
     run.add_argument("--persistent", action="store_true", help="code mode: keep variables between run_code calls (and chat turns)")
+    add_model_args(run)
+    run.add_argument("--prompts", choices=["standard", "local"], default=None,
+                     help="mode prompts; local: short, example-led, for small models (default: local for "
+                          "local presets, else standard)")
     run.add_argument("--no-recover", action="store_true",
                      help="do not recover tool calls (or code blocks) that a model wrote as text")
     run.add_argument("--runs-dir", default="runs", help="where JSONL traces go (default: ./runs)")
     run.add_argument("--no-trace", action="store_true", help="write no trace file")
     run.add_argument("--max-cost", type=_positive_float, metavar="USD",
                      help="stop a run once it has cost this much (needs a known price)")
-    run.add_argument("--max-tokens", type=_positive_int, help="stop a run once it has used this many tokens")
+    run.add_argument("--max-total-tokens", type=_positive_int, metavar="N",
+                     help="stop a run once it has used this many tokens (prompt + completion, all requests)")
     run.add_argument("--timeout", type=_positive_float, metavar="SECONDS", help="stop a run after this wall time")
 
 
@@ -205,8 +239,11 @@ def _make_agent(args: argparse.Namespace, mode: str, *, console: bool = True, qu
         recover_text_calls=not args.no_recover,
         recover_code_blocks=False if args.no_recover else None,
         max_cost=args.max_cost,
-        max_tokens=args.max_tokens,
+        max_tokens=args.max_total_tokens,
         timeout=args.timeout,
+        model_params=model_params(args.temperature, args.max_tokens),
+        request_timeout=args.request_timeout or 120.0,
+        prompts=args.prompts,
     )
 
 

@@ -31,12 +31,13 @@ from toolmode.events import (
     ToolCallStarted,
     ToolsSent,
 )
+from toolmode.guard import RunGuard
 from toolmode.history import check_history
 from toolmode.models.base import Model
 from toolmode.models.client import ModelError
 from toolmode.models.pricing import PriceTable
 from toolmode.models.reply import ToolCall
-from toolmode.modes.base import Mode
+from toolmode.modes.base import FailedResult, Mode
 from toolmode.output import RETRIES, OutputSpec
 from toolmode.result import CallRecord, RunResult, StepRecord
 from toolmode.tools import callscope
@@ -106,6 +107,7 @@ def run_agent(
                              len(records), str(trace.path) if trace.path else None, limit, result))
         return result
 
+    guard = RunGuard(trace)
     try:
         trace.publish(RunStart(task, mode.name, model.model, getattr(model, "base_url", None),
                                [s["function"]["name"] for s in mode.tool_schemas()], mode.notes(),
@@ -139,9 +141,13 @@ def run_agent(
             messages.append(reply.message())
             trace.publish(StepUsage(
                 step, reply.usage.to_dict(), cost, reply.model_seconds, reply.content,
-                [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in reply.tool_calls],
+                [{"id": c.id, "name": c.name, "arguments": c.arguments, "recovered": c.recovered}
+                 for c in reply.tool_calls],
                 reply.reasoning, reply.finish_reason, reply.recovered, reply.attempts, reply.model,
             ))
+            if (correction := guard.correction(reply, step, tools)) is not None:
+                messages.append(correction)  # an unreadable call is not the answer: ask again
+                continue
             if not reply.tool_calls:
                 if reply.finish_reason in ("length", "content_filter"):
                     trace.publish(Notice(f"the answer was cut by the server (finish_reason={reply.finish_reason})",
@@ -158,7 +164,7 @@ def run_agent(
                 trace.publish(Notice(f"the answer does not match {spec.name}; asking once more: {problems}", step))
                 messages.append({"role": "user", "content": spec.correction(problems)})
                 continue
-            _run_calls(reply.tool_calls, mode, max_result_chars, ctx, messages, record)
+            _run_calls(reply.tool_calls, mode, max_result_chars, ctx, messages, record, guard)
     except RunStopped as stop:  # run_end says why, and which limit
         return finish(None, stop.stopped, str(stop), stop.limit)
     except KeyboardInterrupt:
@@ -203,7 +209,7 @@ def _ask(model: Model, messages: list[dict[str, Any]], tools: list[dict[str, Any
 
 
 def _run_calls(calls: list[ToolCall], mode: Mode, limit: int, ctx: runctx.RunContext,
-               messages: list[dict[str, Any]], record: StepRecord) -> None:
+               messages: list[dict[str, Any]], record: StepRecord, guard: RunGuard | None = None) -> None:
     """Run the calls of one reply concurrently; record them and append their results in the model's order.
 
     Each call runs on a worker thread (in a copy of the run's context), so the loop can stop waiting at
@@ -243,7 +249,9 @@ def _run_calls(calls: list[ToolCall], mode: Mode, limit: int, ctx: runctx.RunCon
                 scope.cancel()
         record.calls = [r or CallRecord(c.id, c.name, c.arguments, STOPPED_CALL, True)
                         for r, c in zip(results, calls, strict=True)]
+        nudge = guard.review(ctx.step, record.calls) if guard is not None else []  # repeated calls get a note
         messages.extend({"role": "tool", "tool_call_id": r.id, "content": r.result} for r in record.calls)
+        messages.extend(nudge)
 
 
 def _run_call(call: ToolCall, mode: Mode, limit: int) -> CallRecord:
@@ -262,7 +270,7 @@ def _run_call(call: ToolCall, mode: Mode, limit: int) -> CallRecord:
         else:
             try:
                 text = mode.handle_call(call.name, arguments)
-                error = False
+                error = isinstance(text, FailedResult)
             except RunStopped:
                 text = STOPPED_CALL
             except (KeyboardInterrupt, GeneratorExit):

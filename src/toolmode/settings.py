@@ -26,7 +26,7 @@ class ModelSettings:
     recover_text_calls: bool = True
     recover_code_blocks: bool | None = None
     request_timeout: float = 120.0
-    deadline: float = 300.0  # seconds a request may take, retries included
+    deadline: float | None = None  # seconds a request may take, retries included (None: 300, or request_timeout if longer)
 
     def build(self) -> Any:
         """A `ModelClient` with these settings."""

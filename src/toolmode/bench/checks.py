@@ -20,7 +20,7 @@ class BenchUsageError(ValueError):
 # Settings that change what an episode measures: a bench directory holds results of one value of each.
 # (tasks, only, modes and runs may grow: the new episodes are added to the same bench.)
 MEASURING = ("model", "base_url", "preset", "seed", "max_steps", "max_result_chars", "sandbox", "stream",
-             "scripted", "failing", "suite", "suite_path")  # fmt: skip
+             "scripted", "failing", "suite", "suite_path", "temperature", "max_tokens")  # fmt: skip
 MIX_FLAG = "--mix-settings"
 
 # (setting, flag, smallest value, what it is)

@@ -25,10 +25,12 @@ from toolmode.bench.results import RESULTS, BenchDirError, read_results, write_s
 from toolmode.bench.source import TaskSource
 from toolmode.bench.stats import SCRIPTED_NOTE
 from toolmode.bench.task import Task
+from toolmode.cli import add_model_args
 
 DEFAULT_MODES = "react,code,hybrid,code+search"
 _SAVED = ("tasks", "only", "modes", "runs", "seed", "model", "base_url", "api_key_env", "preset", "max_steps",
-          "max_result_chars", "sandbox", "stream", "scripted", "failing", "suite", "suite_path")  # fmt: skip
+          "max_result_chars", "sandbox", "stream", "scripted", "failing", "suite", "suite_path", "temperature",
+          "max_tokens", "request_timeout")  # fmt: skip
 EXECUTORS = ("local", "ray")
 
 
@@ -67,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-steps", type=int, default=None, help="model requests per episode (default: 12)")
     p.add_argument("--max-result-chars", type=int, default=None, help="tool result cap (default: 4000; 0: none)")
     p.add_argument("--sandbox", choices=["auto", "landlock", "bwrap", "none"], default=None)
+    add_model_args(p)
     p.add_argument("--stream", action="store_true", default=None)
     p.add_argument("--out", help="bench directory (default: runs/bench-<timestamp>); an existing bench continues")
     p.add_argument("--resume", metavar="DIR", help="continue an interrupted bench with its saved settings")
@@ -165,7 +168,8 @@ def _bench(args: argparse.Namespace) -> int:
         model=settings["model"], base_url=settings["base_url"], api_key_env=settings["api_key_env"],
         preset=settings["preset"], max_steps=settings["max_steps"], max_result_chars=settings["max_result_chars"],
         sandbox=settings["sandbox"], stream=bool(settings["stream"]), scripted=bool(settings["scripted"]),
-        failing=bool(settings["failing"]),
+        failing=bool(settings["failing"]), temperature=settings["temperature"], max_tokens=settings["max_tokens"],
+        request_timeout=settings["request_timeout"],
     )  # fmt: skip
     if not config.scripted and (problem := _preflight(config)):
         raise BenchUsageError(problem)
@@ -173,6 +177,8 @@ def _bench(args: argparse.Namespace) -> int:
         raise BenchUsageError(problem)
     where = where or Path(f"runs/bench-{datetime.now():%Y%m%d-%H%M%S}")
     read_results(where)  # a corrupt results file stops the bench here, before anything is written
+    if not config.scripted and (warning := _jobs_warning(config, args.jobs)):
+        console.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
     settings["tasks_run"] = [t.name for t in tasks]
     settings.setdefault("started", saved.get("started") or datetime.now().isoformat(timespec="seconds"))
     try:
@@ -271,6 +277,18 @@ def _preflight(config: BenchConfig) -> str | None:
     except Exception as exc:  # noqa: BLE001 - MissingApiKey and bad presets alike end the bench here
         return str(exc)
     return None
+
+
+def _jobs_warning(config: BenchConfig, jobs: int) -> str | None:
+    """Warn when more episodes run at once than a local single-slot server can serve."""
+    from toolmode.bench.slots import jobs_warning
+    from toolmode.models.presets import preset_for
+
+    try:
+        preset = preset_for(config.preset, config.base_url)
+    except ValueError:
+        return None
+    return jobs_warning(config.base_url or preset.base_url, preset.local, jobs)
 
 
 def _print_paths(console: Any, report: Any) -> None:

@@ -37,6 +37,9 @@ class BenchConfig:
     failing: bool = False
     players: dict[str, Any] = field(default_factory=dict)
     console: bool = False
+    temperature: float | None = None
+    max_tokens: int | None = None
+    request_timeout: float | None = None
 
 
 def episode_dir(bench_dir: Path, task: str, mode: str, run: int) -> Path:
@@ -99,6 +102,7 @@ def run_episode(
                     "api_key": "scripted",
                 }
             from toolmode.agent import Agent
+            from toolmode.cli import model_params
 
             agent = stack.enter_context(
                 Agent(
@@ -112,6 +116,8 @@ def run_episode(
                     runs_dir=where,
                     stream=config.stream,
                     sandbox=config.sandbox,
+                    model_params=model_params(config.temperature, config.max_tokens),
+                    request_timeout=config.request_timeout or 120.0,
                 )
             )
             if register is not None:

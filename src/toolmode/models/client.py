@@ -18,8 +18,8 @@ from toolmode import runctx
 from toolmode.events import ReasoningDelta, Retry, TextDelta
 from toolmode.models.encoding import RequestEncoder
 from toolmode.models.presets import Preset, preset_for
+from toolmode.models.recovery import TextCallRecovery
 from toolmode.models.reply import Reply, ToolCall
-from toolmode.models.text_calls import recover_code_call, recover_json_calls
 from toolmode.usage import Usage
 
 if TYPE_CHECKING:  # the SDK takes ~0.5 s to import: loaded by the first client, not by `import toolmode`
@@ -37,13 +37,16 @@ class MissingApiKey(ModelError):
 
 
 class _Retryable(Exception):
-    def __init__(self, message: str, retry_after: float | None = None, *, unreachable: bool = False) -> None:
+    def __init__(self, message: str, retry_after: float | None = None, *, unreachable: bool = False,
+                 status: int | None = None) -> None:
         super().__init__(message)
         self.retry_after = retry_after
         self.unreachable = unreachable  # nothing answered at all (connection refused, DNS failure)
+        self.status = status
 
 
 MAX_UNREACHABLE_ATTEMPTS = 3
+DEFAULT_DEADLINE = 300.0
 _JSON_HEADERS: Any = {"headers": {"Content-Type": "application/json"}}
 
 
@@ -54,7 +57,10 @@ class ModelClient:
     """Talks to one model on one OpenAI-compatible endpoint.
 
     `model.chat(messages, tools) -> Reply`. Retries 429 / 5xx / timeouts / broken replies with exponential
-    backoff (or the server's Retry-After) until `deadline` seconds have passed since the request began.
+    backoff (or the server's Retry-After) until `deadline` seconds have passed since the request began;
+    the same HTTP 500 twice in a row is taken as permanent (a server that cannot render this conversation
+    will not learn to). `deadline` defaults to 300 s, or `request_timeout` when that is longer.
+    Tool calls written as text are read by a `TextCallRecovery` post-processor.
     """
 
     def __init__(
@@ -66,7 +72,7 @@ class ModelClient:
         api_key_env: str | None = None,
         preset: str | None = None,
         request_timeout: float = 120.0,
-        deadline: float = 300.0,
+        deadline: float | None = None,
         stream: bool = False,
         recover_text_calls: bool = True,
         recover_code_blocks: bool | None = None,
@@ -77,11 +83,12 @@ class ModelClient:
         self.base_url = base_url or self.preset.base_url
         self.model = model or self.preset.model
         self.stream = stream
-        self.deadline = deadline
+        self.deadline = max(DEFAULT_DEADLINE, request_timeout) if deadline is None else deadline
         self.request_timeout = request_timeout
         self._encoder = RequestEncoder()
         self.recover_text_calls = recover_text_calls
         self.recover_code_blocks = self.preset.local if recover_code_blocks is None else recover_code_blocks
+        self.recovery = TextCallRecovery(text_calls=recover_text_calls, code_blocks=self.recover_code_blocks)
         self.params = dict(params or {})
         self.on_retry = on_retry
         key = api_key or self._key_from_env(api_key_env)
@@ -118,6 +125,7 @@ class ModelClient:
         run = runctx.current()
         deadline = self.deadline if run is None else min(self.deadline, run.limits.remaining())
         attempt = unreachable = 0
+        last_500: str | None = None
         while True:
             attempt += 1
             remaining = deadline - (time.monotonic() - started)
@@ -125,6 +133,12 @@ class ModelClient:
                 reply = self._stream(body, remaining) if self.stream else self._once(body, remaining)
                 break
             except _Retryable as exc:
+                if exc.status == 500 and str(exc) == last_500:
+                    raise ModelError(
+                        f"gave up after {attempt} attempts: the server answered the same error twice ({exc}); "
+                        "retrying will not help"
+                    ) from None
+                last_500 = str(exc) if exc.status == 500 else None
                 unreachable = unreachable + 1 if exc.unreachable else 0
                 if unreachable >= MAX_UNREACHABLE_ATTEMPTS:
                     raise ModelError(
@@ -148,7 +162,7 @@ class ModelClient:
                     run.limits.sleep(wait)
         reply.model_seconds = time.monotonic() - started
         reply.attempts = attempt
-        self._recover(reply, tools)
+        self.recovery.recover(reply, tools)
         return reply
 
     def _client_for(self, remaining: float) -> openai.OpenAI:
@@ -250,20 +264,6 @@ class ModelClient:
                 slot["arguments"] += piece if isinstance(piece, str) else _arguments_text(piece)
         return choice.get("finish_reason")
 
-    def _recover(self, reply: Reply, tools: Sequence[dict[str, Any]]) -> None:
-        if reply.tool_calls or not reply.content or not tools:
-            return
-        names = {t["function"]["name"] for t in tools if "function" in t}
-        if self.recover_text_calls:
-            calls = recover_json_calls(reply.content, names)
-            if calls:
-                reply.tool_calls, reply.recovered = calls, "json"
-                return
-        if self.recover_code_blocks and "run_code" in names:
-            calls = recover_code_call(reply.content)
-            if calls:
-                reply.tool_calls, reply.recovered = calls, "code"
-
 
 class _translate_errors:
     """Map SDK exceptions to a retry or a one-line ModelError quoting the server's message."""
@@ -283,7 +283,8 @@ class _translate_errors:
         if isinstance(exc, openai.APIStatusError):
             message = _server_message(exc)
             if exc.status_code in RETRYABLE_STATUS:
-                raise _Retryable(f"HTTP {exc.status_code}: {message}", _retry_after(exc)) from None
+                raise _Retryable(f"HTTP {exc.status_code}: {message}", _retry_after(exc),
+                                 status=exc.status_code) from None
             hint = {401: " (check the API key)", 402: " (top up the account balance)"}.get(exc.status_code, "")
             raise ModelError(f"model API error {exc.status_code} from {where}: {message}{hint}") from None
         if isinstance(exc, openai.APITimeoutError):

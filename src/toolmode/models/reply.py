@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -10,15 +11,32 @@ from toolmode.usage import Usage
 
 @dataclass
 class ToolCall:
-    """One tool call as the model wrote it; `arguments` is the raw JSON text (it may be invalid)."""
+    """One tool call as the model wrote it; `arguments` is the raw JSON text (it may be invalid).
+
+    `recovered` says how a call written as text was read ("json", "python", "code", "arguments" for
+    native arguments repaired, "...->code" for a function that exists only inside run_code); None if native.
+    """
 
     id: str
     name: str
     arguments: str
+    recovered: str | None = None
 
     def to_message(self) -> dict[str, Any]:
-        """The OpenAI wire form, for the assistant message replayed in later requests."""
-        return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}}
+        """The OpenAI wire form, for the assistant message replayed in later requests.
+
+        Arguments that are not a JSON object are replayed re-serialised (`{"_unparsed": "<text>"}`):
+        servers that render the conversation through a chat template (llama.cpp) parse them and answer
+        HTTP 500 to every later request otherwise.
+        """
+        arguments = self.arguments if self.arguments.strip() else "{}"
+        try:
+            ok = isinstance(json.loads(arguments), dict)
+        except ValueError:
+            ok = False
+        if not ok:
+            arguments = json.dumps({"_unparsed": arguments}, ensure_ascii=False)
+        return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": arguments}}
 
 
 @dataclass
@@ -26,7 +44,9 @@ class Reply:
     """The assistant's reply: text and/or tool calls, usage, and how the calls were obtained.
 
     `recovered` is None for native tool calls, "json" when a call written as a JSON block in the text was
-    recovered, "code" when a fenced Python block was turned into a `run_code` call.
+    recovered, "python" for Python call syntax, "code" when a fenced Python block was turned into a
+    `run_code` call (each call also carries its own mark). `problem` is set when the text looks like a tool
+    call that could not be read: such a reply is not an answer (the loop asks the model again).
     """
 
     content: str | None
@@ -39,6 +59,7 @@ class Reply:
     reported_cost: float | None = None
     attempts: int = 1
     model: str | None = None  # which model answered, when it is not the one asked (FallbackModel)
+    problem: str | None = None
 
     def message(self) -> dict[str, Any]:
         """The assistant message to append to the conversation.

@@ -24,10 +24,12 @@ def make_mode(
     sandbox_limits: Any = None,
     ranker: str = "bm25",
     allow_env_in_workspace: bool = False,
+    prompts: str = "standard",
 ) -> Mode:
     """Build a mode by name. `search` applies to react ("load" / "proxy"); code modes always search hidden tools.
 
     `ranker` is the tool-search ranker: "bm25" (default) or "fused" (BM25 + embeddings, needs the semantic extra).
+    `prompts`: "standard", or "local" for the short, example-led prompts sized for small local models.
     """
     tools = list(tools)
     if mode == "react":
@@ -35,7 +37,7 @@ def make_mode(
 
         if direct:
             raise ValueError("direct= is for hybrid mode; in react mode every visible tool is direct")
-        return ReactMode(tools, visible=visible, search=search, ranker=ranker)  # type: ignore[arg-type]
+        return ReactMode(tools, visible=visible, search=search, ranker=ranker, prompts=prompts)  # type: ignore[arg-type]
     if mode in ("code", "hybrid"):
         from toolmode.modes.code import CodeMode
 
@@ -47,7 +49,7 @@ def make_mode(
             raise ValueError("direct= needs mode='hybrid'")
         return CodeMode(tools, workspace=workspace, visible=visible, direct=direct, sandbox=sandbox,
                         persistent=persistent, limits=sandbox_limits, ranker=ranker,
-                        allow_env_in_workspace=allow_env_in_workspace)
+                        allow_env_in_workspace=allow_env_in_workspace, prompts=prompts)
     raise ValueError(f"unknown mode {mode!r}; choose one of: {', '.join(MODES)}")
 
 

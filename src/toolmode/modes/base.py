@@ -13,6 +13,10 @@ class UnknownTool(LookupError):
     """The model called a tool this run does not offer."""
 
 
+class FailedResult(str):
+    """A result text that reports a failure (a program that raised): the loop marks the call `error: true`."""
+
+
 class Mode(ABC):
     """A mode decides `tool_schemas()` (sent with every request) and `handle_call()`; the loop does the rest.
 

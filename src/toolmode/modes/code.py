@@ -10,18 +10,22 @@ from __future__ import annotations
 
 import json
 import math
+import re
+import textwrap
 import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from toolmode import runctx
-from toolmode.modes.base import Catalog, Mode, UnknownTool
+from toolmode.modes.base import Catalog, FailedResult, Mode, UnknownTool
+from toolmode.modes.prompts import LOCAL_CODE_PROMPT, LOCAL_HYBRID_PROMPT, check_style
 from toolmode.sandbox import Handles, Sandbox, SandboxLimits, StubSpec
 from toolmode.tools.base import Tool, result_text
 from toolmode.tools.search import ToolIndex
 
 RUN_CODE = "run_code"
+NO_PROCESSES = "no processes here: use run_shell()"  # the worker raises the same text for os.system
 
 CODE_PROMPT = (
     "Solve the task by writing Python for the run_code tool. Inside the code, tools are plain functions "
@@ -52,7 +56,9 @@ class CodeMode(Mode):
         search_k: int = 5,
         ranker: str = "bm25",
         allow_env_in_workspace: bool = False,
+        prompts: str = "standard",
     ) -> None:
+        self.prompts = check_style(prompts)
         self.catalog = Catalog(tools, visible)
         self.direct = list(direct or [])
         for n in self.direct:
@@ -75,12 +81,20 @@ class CodeMode(Mode):
                 )
             )
         self._lock = threading.Lock()
+        self._defined: set[str] = set()  # names earlier programs of this run assigned (fresh namespace hint)
         self._run_code_tool = self._make_run_code_tool()
         self._schemas: list[dict[str, Any]] | None = None
 
     def system_prompt(self) -> str:
-        """Tells the model to compute in code (or, in hybrid, when to use code)."""
+        """Tells the model to compute in code (or, in hybrid, when to use code); `prompts="local"`: the short,
+        example-led version for small models."""
+        if self.prompts == "local":
+            return LOCAL_HYBRID_PROMPT if self.direct else LOCAL_CODE_PROMPT
         return HYBRID_PROMPT if self.direct else CODE_PROMPT
+
+    def reset(self) -> None:
+        """A new run: forget the names earlier programs defined."""
+        self._defined.clear()
 
     def notes(self) -> list[str]:
         """The sandbox policy in force."""
@@ -132,12 +146,24 @@ class CodeMode(Mode):
             raise UnknownTool(
                 f"unknown tool {name!r}; available tools: {offered}. In code, call the other tools as functions."
             )
-        code = self._run_code_tool.validate(arguments)["code"]
+        code = _tidy(self._run_code_tool.validate(arguments)["code"])
         # One worker per mode: programs from parallel run_code calls take turns.
         run = runctx.current()
         deadline = run.limits.deadline if run is not None and math.isfinite(run.limits.deadline) else None
         with self._lock:
-            return self.sandbox.run(code, self._stubs, self._host_call, deadline).text()
+            result = self.sandbox.run(code, self._stubs, self._host_call, deadline)
+            earlier, self._defined = self._defined, self._defined | _assigned(code)
+        if not result.error:
+            return result.text()
+        m = re.search(r"NameError: name '(\w+)' is not defined", result.error)
+        if m and m.group(1) in earlier and not self.persistent:
+            result.error += (f"\n({m.group(1)} was set by an earlier run_code call, but each call starts with a fresh "
+                             "namespace: compute it again in this program)")
+        if "PermissionError" in result.error and _PROCESS_CALL.search(result.error):
+            result.error = result.error.replace("[Errno 1] Operation not permitted", NO_PROCESSES)
+            if "run_shell" not in self.catalog.tools:
+                result.error = result.error.replace(": use run_shell()", " (the sandbox cannot start programs)")
+        return FailedResult(result.text())
 
     def _host_call(self, name: str, kwargs: dict[str, Any]) -> Any:
         """A tool call arriving from the sandboxed program."""
@@ -150,6 +176,38 @@ class CodeMode(Mode):
     def close(self) -> None:
         """Stop the sandbox worker."""
         self.sandbox.close()
+
+
+_PROCESS_CALL = re.compile(r"\bsubprocess\b|\bPopen\b|\bos\.(?:system|popen|exec\w*|spawn\w*|fork\w*|posix_spawn\w*)\b")
+
+
+def _assigned(code: str) -> set[str]:
+    """Top-level names a program assigns, defines or imports (empty if it does not parse)."""
+    import ast
+
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        else:
+            for sub in ast.walk(node):
+                if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+                    names.add(sub.id)
+    return names
+
+
+def _tidy(code: str) -> str:
+    """The program as the model meant it: a wrapping Markdown fence removed, common indentation dedented."""
+    lines = code.strip("\n").splitlines()
+    if len(lines) >= 2 and lines[0].lstrip().startswith("```") and lines[-1].strip() == "```":
+        code = "\n".join(lines[1:-1])
+    return textwrap.dedent(code)
 
 
 def _index_line(t: Tool, limit: int = 240) -> str:

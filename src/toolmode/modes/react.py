@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from toolmode import runctx
 from toolmode.modes.base import Catalog, Mode
+from toolmode.modes.prompts import LOCAL_REACT_PROMPT, check_style
 from toolmode.tools.base import Tool, result_text
 from toolmode.tools.search import ToolIndex
 
@@ -43,7 +44,9 @@ class ReactMode(Mode):
         search: SearchStyle | None = None,
         search_k: int = 5,
         ranker: str = "bm25",
+        prompts: str = "standard",
     ) -> None:
+        self.prompts = check_style(prompts)
         self.catalog = Catalog(tools, visible)
         if search is None and self.catalog.hidden:
             search = "load"  # hidden tools would be unreachable otherwise
@@ -82,7 +85,13 @@ class ReactMode(Mode):
             self._outside_run = _Loaded()
 
     def system_prompt(self) -> str | None:
-        """Explains how hidden tools are found, when there are any."""
+        """Explains how hidden tools are found, when there are any; `prompts="local"` adds one line that
+        tells a small model to stop calling tools once it has the answer."""
+        lead = LOCAL_REACT_PROMPT if self.prompts == "local" else None
+        search = self._search_prompt()
+        return "\n".join(p for p in (lead, search) if p) or None
+
+    def _search_prompt(self) -> str | None:
         if self.search == "load":
             return (
                 "Some tools are not listed yet. Call search_tools(query) with a few words describing the "

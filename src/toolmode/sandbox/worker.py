@@ -246,6 +246,12 @@ class Runner:
                 "retire": retire}
 
 
+def _no_processes(command: Any = None) -> int:
+    """os.system under the seccomp policy: it would fail silently; say why in the output, same return code."""
+    sys.stderr.write("os.system: no processes here: use run_shell()\n")
+    return 127 << 8
+
+
 def main() -> None:
     """Confine, report ready, serve runs until the channel closes."""
     fd, parent = int(sys.argv[1]), int(sys.argv[2])
@@ -271,6 +277,8 @@ def main() -> None:
     except Exception as exc:  # fail closed: report and never run code
         chan.send({"op": "fatal", "message": f"{type(exc).__name__}: {exc}"})
         os._exit(1)
+    if init["policy"] != "none":  # processes are refused; os.system alone would return 127 << 8 silently
+        os.system = _no_processes
     chan.send({"op": "ready", **applied})
     runner = Runner(Rpc(chan), bool(init.get("persistent")), cpu, cpu_hard)
     while True:

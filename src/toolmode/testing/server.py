@@ -32,7 +32,8 @@ class ScriptedModelServer:
 
     `script` is a list of items (see `toolmode.testing.script`) or a callable `(request, index) -> item`.
     `usage_style` picks the usage shape ("deepseek" adds `prompt_cache_hit/miss_tokens`); `cache_block`
-    rounds cached tokens down to a multiple of it (0 = exact). `port=0` picks a free port.
+    rounds cached tokens down to a multiple of it (0 = exact). `port=0` picks a free port. `slots`, if set,
+    is reported as `total_slots` at `GET /props`, as llama.cpp's server does.
     """
 
     def __init__(
@@ -44,8 +45,10 @@ class ScriptedModelServer:
         model: str = "scripted-model",
         port: int = 0,
         encode: Encode | None = None,
+        slots: int | None = None,
     ) -> None:
         self.model = model
+        self.slots = slots
         self.port = port
         self._script = Script(script)
         self._meter = UsageMeter(usage_style, cache_block=cache_block, encode=encode)
@@ -279,6 +282,8 @@ class _Handler(BaseHTTPRequestHandler):
             model = self.server.owner.model
             data = [{"id": model, "object": "model", "created": 0, "owned_by": "toolmode"}]
             self.send_json(200, {"object": "list", "data": data})
+        elif self._path() == "/props" and self.server.owner.slots is not None:
+            self.send_json(200, {"total_slots": self.server.owner.slots})
         else:
             self._not_found()
 

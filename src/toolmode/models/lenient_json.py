@@ -1,0 +1,101 @@
+"""Read JSON the way small models write it: strict JSON first, then Python literal syntax through `ast`.
+
+Seen from Qwen2.5-Coder 0.5B/1.5B: `{"code": ''' ...python... '''}` (triple quotes), single quotes,
+trailing commas, `True`/`None`, raw newlines inside strings. Nothing is ever evaluated: the `ast` tree
+is walked and only literals (strings, numbers, booleans, null, lists, dicts) are accepted.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from typing import Any
+
+MAX_TEXT = 200_000  # a reply longer than this is not a call worth parsing
+_MAX_DEPTH = 60
+_NAMES = {"true": True, "false": False, "null": None, "True": True, "False": False, "None": None}
+
+
+class LenientError(ValueError):
+    """The text is neither JSON nor a Python literal; the message says why in one line."""
+
+
+def loads_lenient(text: str) -> Any:
+    """Parse `text` as JSON (control characters allowed in strings), else as a Python literal.
+
+    Triple-quoted strings keep their text as written (backslashes included): a model that puts a
+    program in triple quotes means the program's own source, where `'\\n'` must stay two characters.
+    """
+    if len(text) > MAX_TEXT:
+        raise LenientError(f"too long to be a call ({len(text):,} characters)")
+    try:
+        return json.loads(text, strict=False)
+    except json.JSONDecodeError as exc:
+        first = f"{exc.msg} at position {exc.pos}"
+    except RecursionError:
+        raise LenientError("nested too deeply") from None
+    for source in _balanced(text.strip()):
+        try:
+            tree = ast.parse(source, mode="eval")
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        try:
+            return _literal(tree.body, source, 0)
+        except RecursionError:
+            raise LenientError("nested too deeply") from None
+    raise LenientError(f"not valid JSON ({first})")
+
+
+def _balanced(source: str, most: int = 2) -> list[str]:
+    """The text, then with up to `most` surplus closing braces dropped (small models miscount them after a
+    long string: `{"arguments": {"code": "..."}}}`). Missing ones are not added: the text may have been cut."""
+    out = [source]
+    if source.startswith("{"):
+        trimmed = source
+        for _ in range(most):
+            if not trimmed.endswith("}"):
+                break
+            trimmed = trimmed[:-1].rstrip()
+            out.append(trimmed)
+    return out
+
+
+def _literal(node: ast.AST, source: str, depth: int) -> Any:
+    if depth > _MAX_DEPTH:
+        raise LenientError("nested too deeply")
+    if isinstance(node, ast.Constant):
+        if isinstance(node.value, str):
+            return _string(node, source)
+        if node.value is None or isinstance(node.value, bool | int | float):
+            return node.value
+        raise LenientError(f"{type(node.value).__name__} is not a JSON value")
+    if isinstance(node, ast.Name) and node.id in _NAMES:
+        return _NAMES[node.id]
+    if isinstance(node, ast.Dict):
+        out: dict[str, Any] = {}
+        for key, value in zip(node.keys, node.values, strict=True):
+            if key is None:
+                raise LenientError("`**` is not allowed in a literal")
+            k = _literal(key, source, depth + 1)
+            if not isinstance(k, str):
+                raise LenientError(f"object keys must be strings, got {k!r}")
+            out[k] = _literal(value, source, depth + 1)
+        return out
+    if isinstance(node, ast.List | ast.Tuple):
+        return [_literal(e, source, depth + 1) for e in node.elts]
+    if (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd)
+            and isinstance(node.operand, ast.Constant) and type(node.operand.value) in (int, float)):
+        value = node.operand.value
+        return -value if isinstance(node.op, ast.USub) else value
+    raise LenientError(f"not a literal value: {type(node).__name__}")
+
+
+def _string(node: ast.Constant, source: str) -> str:
+    """The string's value; for a single triple-quoted piece, its text exactly as written."""
+    segment = ast.get_source_segment(source, node) or ""
+    for quote in ('"""', "'''"):
+        if len(segment) >= 6 and segment.startswith(quote) and segment.endswith(quote):
+            inner = segment[3:-3]
+            if quote not in inner:  # one piece, not implicit concatenation of several
+                return inner
+    return str(node.value)

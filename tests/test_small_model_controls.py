@@ -1,0 +1,293 @@
+"""Controls for small local models, end to end against the scripted server: a corrective message instead of
+an unreadable call taken as the answer, the loop guard, repaired and re-serialised arguments, an identical
+HTTP 500 treated as permanent, local prompts, run_code tidying and failures, and the model options."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolmode import Agent, ModelClient, tool
+from toolmode.bench.slots import jobs_warning, server_slots
+from toolmode.cli import main
+from toolmode.models.client import ModelError
+from toolmode.testing import call, calls, fault, reply
+from toolmode.tools.builtin import builtin_tools
+
+ECHOED: list[str] = []
+
+
+@tool
+def echo(text: str) -> str:
+    """Return the text unchanged."""
+    ECHOED.append(text)
+    return text
+
+
+def agent(server, tmp_path: Path, **kwargs: Any) -> Agent:
+    kwargs.setdefault("tools", [echo])
+    kwargs.setdefault("mode", "react")
+    return Agent(model="m", base_url=server.base_url, console=False, runs_dir=tmp_path / "runs", **kwargs)
+
+
+def events(result) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in Path(result.trace_path).read_text().splitlines()]
+
+
+# ----------------------------------------------------------------------------- unreadable calls
+
+
+def test_an_unreadable_call_gets_a_correction_and_the_run_goes_on(scripted, tmp_path) -> None:
+    broken = '```json\n{"name": "echo", "arguments": {"text": "hi"\n```'
+    server = scripted([reply(broken), call("echo", text="hi"), reply("done: hi")])
+    with agent(server, tmp_path) as a:
+        result = a.run("say hi")
+    assert result.answer == "done: hi" and result.steps == 3
+    correction = server.requests[1]["messages"][-1]
+    assert correction["role"] == "user"
+    assert "could not be read" in correction["content"] and "not valid JSON" in correction["content"]
+    assert '{"name": "echo", "arguments": {"text": "<text>"}}' in correction["content"]  # the exact shape
+    notices = [e for e in events(result) if e["kind"] == "notice"]
+    assert notices and notices[0]["about"] == "unreadable_call"
+
+
+def test_an_unreadable_call_at_the_last_step_is_not_the_answer(scripted, tmp_path) -> None:
+    server = scripted([reply('<tool_call>\n{"name": "echo", "arguments": {"text": }\n</tool_call>')] * 2)
+    with agent(server, tmp_path, max_steps=2) as a:
+        result = a.run("say hi")
+    assert result.stopped == "step_limit" and result.answer is None
+
+
+def test_a_prose_answer_mentioning_a_tool_is_the_answer(scripted, tmp_path) -> None:
+    server = scripted([reply('I used echo("hi") and it said {"text": "hi"}.')])
+    with agent(server, tmp_path) as a:
+        result = a.run("say hi")
+    assert result.stopped == "answer" and result.steps == 1
+
+
+def test_recovered_calls_are_marked_per_call_in_the_trace(scripted, tmp_path) -> None:
+    server = scripted([reply("echo(text='a')\necho('b')"), reply("ok")])
+    ECHOED.clear()
+    with agent(server, tmp_path) as a:
+        result = a.run("say a and b")
+    assert ECHOED == ["a", "b"]
+    [step] = [e for e in events(result) if e["kind"] == "reply" and e["tool_calls"]]
+    assert step["recovered"] == "python"
+    assert [c["recovered"] for c in step["tool_calls"]] == ["python", "python"]
+
+
+# ----------------------------------------------------------------------------- loop guard
+
+
+def test_a_retry_that_gets_a_different_result_is_not_a_repeat(scripted, tmp_path) -> None:
+    results = iter(["busy", "done"])
+
+    @tool
+    def poll() -> str:
+        """Poll."""
+        return next(results)
+
+    server = scripted([call("poll"), call("poll"), reply("ok")])
+    with agent(server, tmp_path, tools=[poll]) as a:
+        a.run("poll")
+    assert server.requests[2]["messages"][-1]["content"] == "done"
+
+
+def test_a_repeated_call_is_pointed_out_to_the_model(scripted, tmp_path) -> None:
+    server = scripted([call("echo", text="x"), call("echo", text="x"), call("echo", text="y"), reply("x")])
+    with agent(server, tmp_path) as a:
+        result = a.run("echo x")
+    first = server.requests[1]["messages"][-1]["content"]
+    second = server.requests[2]["messages"][-2]["content"]
+    other = server.requests[3]["messages"][-1]["content"]
+    assert first == "x" and other == "y"  # different arguments are not a repeat
+    assert second == "x\n[note: you already made this exact call once before (first at step 1) and got the same result.]"
+    nudge = server.requests[2]["messages"][-1]
+    assert nudge["role"] == "user" and "Do not call it again" in nudge["content"]
+    assert server.requests[2]["messages"][-2]["role"] == "tool"
+    repeats = [e for e in events(result) if e["kind"] == "notice" and e.get("about") == "repeated_call"]
+    assert len(repeats) == 1 and repeats[0]["name"] == "echo"
+
+
+# ----------------------------------------------------------------------------- arguments
+
+
+def test_python_style_native_arguments_are_repaired_and_marked(scripted, tmp_path) -> None:
+    ECHOED.clear()
+    server = scripted([calls(("echo", "{'text': 'hi',}")), reply("ok")])
+    with agent(server, tmp_path) as a:
+        result = a.run("say hi")
+    assert ECHOED == ["hi"]
+    replayed = server.requests[1]["messages"][1]["tool_calls"][0]["function"]["arguments"]
+    assert json.loads(replayed) == {"text": "hi"}
+    [step] = [e for e in events(result) if e["kind"] == "reply" and e["tool_calls"]]
+    assert step["tool_calls"][0]["recovered"] == "arguments"
+
+
+def test_arguments_that_cannot_be_parsed_are_replayed_as_valid_json(scripted, tmp_path) -> None:
+    server = scripted([calls(("echo", '{"text": "unterminated')), reply("ok")])
+    with agent(server, tmp_path) as a:
+        a.run("say hi")
+    replayed = server.requests[1]["messages"][1]["tool_calls"][0]["function"]["arguments"]
+    assert json.loads(replayed) == {"_unparsed": '{"text": "unterminated'}
+    assert "not valid JSON" in server.requests[1]["messages"][2]["content"]
+
+
+# ----------------------------------------------------------------------------- server errors
+
+
+def test_the_same_500_twice_is_permanent(scripted) -> None:
+    server = scripted([fault("500", message="template error")] * 5)
+    model = ModelClient("m", base_url=server.base_url, api_key="k", deadline=30)
+    with pytest.raises(ModelError, match="same error twice"):
+        model.chat([{"role": "user", "content": "hi"}])
+    model.close()
+    assert len(server.requests) == 2
+
+
+def test_different_500s_are_still_retried(scripted) -> None:
+    server = scripted([fault("500", message="one"), fault("500", message="two"), reply("ok")])
+    model = ModelClient("m", base_url=server.base_url, api_key="k", deadline=30)
+    assert model.chat([{"role": "user", "content": "hi"}]).content == "ok"
+    model.close()
+
+
+def test_request_timeout_raises_the_default_deadline() -> None:
+    model = ModelClient("m", base_url="http://127.0.0.1:9/v1", api_key="k", request_timeout=900)
+    assert model.deadline == 900 and model.request_timeout == 900
+    model.close()
+
+
+# ----------------------------------------------------------------------------- local prompts
+
+
+def test_local_presets_get_the_short_prompts(scripted, tmp_path, workspace) -> None:
+    server = scripted([reply("ok")] * 2)
+    with Agent(tools=builtin_tools(workspace), mode="code", preset="llamacpp", base_url=server.base_url,
+               workspace=workspace, console=False, runs_dir=None) as a:
+        a.run("x")
+    with Agent(tools=[echo], mode="react", preset="llamacpp", base_url=server.base_url, console=False,
+               runs_dir=None) as a:
+        a.run("x")
+    code_system = server.requests[0]["messages"][0]["content"]
+    assert '{"name": "run_code", "arguments": {"code": "prices = ' in code_system  # one worked example
+    react_system = server.requests[1]["messages"][0]
+    assert react_system["role"] == "system" and react_system["content"].count("\n") == 0
+    assert "plain text" in react_system["content"]
+
+
+def test_hosted_models_keep_the_standard_prompts(scripted, tmp_path) -> None:
+    server = scripted([reply("ok")])
+    with agent(server, tmp_path) as a:
+        a.run("x")
+    assert server.requests[0]["messages"][0]["role"] == "user"  # react without search: no system prompt
+
+
+def test_unknown_prompt_style_is_refused(scripted, tmp_path) -> None:
+    server = scripted([])
+    with pytest.raises(ValueError, match="unknown prompt style"):
+        agent(server, tmp_path, prompts="tiny")
+
+
+# ----------------------------------------------------------------------------- run_code
+
+
+def test_code_mode_text_call_to_an_inner_function_runs_as_a_program(scripted, tmp_path, workspace) -> None:
+    (workspace / "a.txt").write_text("hello from a\n")
+    server = scripted([reply('{"name": "read_file", "arguments": {"path": "a.txt"}}'), reply("hello")])
+    with agent(server, tmp_path, tools=builtin_tools(workspace), mode="code", workspace=workspace) as a:
+        result = a.run("read a.txt")
+    assert server.requests[1]["messages"][-1]["content"].startswith("hello from a")
+    assert result.records[0].calls[0].name == "run_code"
+    assert result.records[0].recovered == "json->code"
+
+
+def test_run_code_dedents_and_failed_programs_are_errors(scripted, tmp_path, workspace) -> None:
+    indented = "    x = 6\n    print(x * 7)\n"
+    server = scripted([call("run_code", code=indented), call("run_code", code="1/0"), reply("42")])
+    with agent(server, tmp_path, tools=builtin_tools(workspace), mode="code", workspace=workspace) as a:
+        result = a.run("six times seven")
+    ok, failed = (r.calls[0] for r in result.records[:2])
+    assert ok.result.strip() == "42" and ok.error is False
+    assert "ZeroDivisionError" in failed.result and failed.error is True
+    results = [e for e in events(result) if e["kind"] == "tool_result"]
+    assert [e["error"] for e in results] == [False, True]
+
+
+def test_a_name_from_an_earlier_program_gets_a_fresh_namespace_hint(scripted, tmp_path, workspace) -> None:
+    # Recorded from the 1.5B: it used `log_files` from an earlier run_code call five times in a row.
+    server = scripted([call("run_code", code="log_files = [1, 2]\nprint(log_files)"),
+                       call("run_code", code="print(len(log_files))"), call("run_code", code="print(other)"),
+                       reply("ok")])
+    with agent(server, tmp_path, tools=builtin_tools(workspace), mode="code", workspace=workspace) as a:
+        result = a.run("count")
+    hinted, plain = result.records[1].calls[0].result, result.records[2].calls[0].result
+    assert "NameError" in hinted and "log_files was set by an earlier run_code call" in hinted
+    assert "NameError" in plain and "earlier run_code call" not in plain
+
+
+def test_the_same_call_written_twice_in_one_reply_runs_once(scripted, tmp_path) -> None:
+    block = '```json\n{"name": "echo", "arguments": {"text": "x"}}\n```'
+    ECHOED.clear()
+    server = scripted([reply(f"{block}\n{block}"), reply("x")])
+    with agent(server, tmp_path) as a:
+        a.run("echo x")
+    assert ECHOED == ["x"]
+
+
+def test_refused_processes_point_to_run_shell(scripted, tmp_path, workspace) -> None:
+    server = scripted([call("run_code", code="import subprocess\nsubprocess.run(['ls'])"),
+                       call("run_code", code="import os\nprint('rc', os.system('ls'))"), reply("ok")])
+    with agent(server, tmp_path, tools=builtin_tools(workspace), mode="code", workspace=workspace) as a:
+        result = a.run("list files")
+    refused, system = (r.calls[0] for r in result.records[:2])
+    assert "PermissionError: no processes here: use run_shell()" in refused.result and refused.error is True
+    assert "os.system: no processes here: use run_shell()" in system.result and "rc 32512" in system.result
+
+
+# ----------------------------------------------------------------------------- options
+
+
+def test_run_passes_temperature_max_tokens_and_timeout(scripted, tmp_path, capsys) -> None:
+    server = scripted([reply("ok")])
+    args = ["run", "--mode", "react", "--base-url", server.base_url, "--model", "m", "--no-builtin", "--quiet",
+            "--runs-dir", str(tmp_path), "--temperature", "0.2", "--max-tokens", "64", "--request-timeout", "900",
+            "hi"]
+    assert main(args) == 0
+    body = server.requests[0]
+    assert body["temperature"] == 0.2 and body["max_tokens"] == 64
+
+
+@pytest.mark.parametrize("flag, value", [("--temperature", "3"), ("--max-tokens", "0"), ("--request-timeout", "-1")])
+def test_bad_model_options_are_one_clear_error(flag, value, capsys) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["run", flag, value, "hi"])
+    assert info.value.code == 2
+    assert f"argument {flag}" in capsys.readouterr().err
+
+
+def test_bench_warns_when_jobs_exceed_the_server_slots(scripted) -> None:
+    single = scripted([], slots=1)
+    assert server_slots(single.base_url) == 1
+    warning = jobs_warning(single.base_url, True, 4)
+    assert warning is not None and "--jobs 4" in warning and "total_slots=1" in warning and "--jobs 1" in warning
+    assert jobs_warning(single.base_url, True, 1) is None
+    assert jobs_warning(scripted([], slots=4).base_url, True, 4) is None
+    assert jobs_warning(scripted([]).base_url, True, 4) is None  # the server does not say: no guess
+
+
+def test_bench_takes_the_model_options_and_keeps_them_for_resume(tmp_path) -> None:
+    from toolmode.bench.cli import _settings, build_parser
+    from toolmode.bench.results import read_settings, write_settings
+
+    args = build_parser().parse_args(["--temperature", "0.2", "--max-tokens", "512", "--request-timeout", "900"])
+    settings = _settings(args, {})
+    assert (settings["temperature"], settings["max_tokens"], settings["request_timeout"]) == (0.2, 512, 900.0)
+    write_settings(tmp_path, settings)
+    resumed = _settings(build_parser().parse_args([]), read_settings(tmp_path))
+    assert (resumed["temperature"], resumed["max_tokens"], resumed["request_timeout"]) == (0.2, 512, 900.0)
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--max-tokens", "0"])
