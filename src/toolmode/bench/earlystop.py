@@ -21,6 +21,7 @@ STOP_AFTER = 3
 
 _STATUS = re.compile(r"model API error (\d{3}) from ")
 _GAVE_UP = re.compile(r"gave up after \d+ attempt\(s\) in [\d.]+ s \(deadline [\d.]+ s\): (.*)")
+_SAME_ERROR = re.compile(r"gave up after \d+ attempts: the server answered the same error twice \((HTTP \d{3})")
 _UNKNOWN_MODEL = re.compile(
     r"model.*(not exist|not found|does not exist|unknown|invalid)", re.IGNORECASE | re.DOTALL
 )
@@ -44,6 +45,8 @@ def endpoint_failure(record: dict[str, Any]) -> str | None:
         if status == 404 or (status == 400 and _UNKNOWN_MODEL.search(error.split(": ", 1)[-1])):
             return f"HTTP {status}: the model is not known at this endpoint"
         return None
+    if m := _SAME_ERROR.match(error):  # the client takes the same HTTP 500 twice as permanent
+        return f"{m.group(1)} on every retry (the same error twice)"
     if m := _GAVE_UP.match(error):
         cause = m.group(1)
         if status_match := re.match(r"HTTP (\d{3})", cause):
