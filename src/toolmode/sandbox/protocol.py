@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 HEADER = struct.Struct(">I")
+READ_AHEAD = 64 * 1024  # bytes asked of each recv() at least
 
 
 class ProtocolError(Exception):
@@ -128,7 +129,9 @@ class Channel:
         while len(self._buf) < n:
             self.sock.settimeout(self._remaining(deadline))
             try:
-                chunk = self.sock.recv(min(n - len(self._buf), 1 << 20))
+                # At least READ_AHEAD: a small frame's header and body come in one recv(); bytes beyond
+                # this frame stay buffered for the next recv() (and make pending() true).
+                chunk = self.sock.recv(min(max(n - len(self._buf), READ_AHEAD), 1 << 20))
             except TimeoutError:
                 raise FrameTimeout("deadline passed") from None
             except OSError as exc:
@@ -146,9 +149,10 @@ class Channel:
         (size,) = HEADER.unpack_from(self._buf)
         if size > self.max_in:
             raise ProtocolError(f"frame of {size:,} bytes exceeds the {self.max_in:,}-byte limit")
-        self._fill(HEADER.size + size, deadline)
-        body = bytes(self._buf[HEADER.size:])
-        self._buf = bytearray()
+        end = HEADER.size + size
+        self._fill(end, deadline)
+        body = bytes(self._buf[HEADER.size:end])
+        del self._buf[:end]
         return decode(body)
 
     def pending(self) -> bool:
