@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from typing import Any
 
 HEADER = struct.Struct(">I")
-READ_AHEAD = 64 * 1024  # bytes asked of each recv() at least
 
 
 class ProtocolError(Exception):
@@ -129,9 +128,7 @@ class Channel:
         while len(self._buf) < n:
             self.sock.settimeout(self._remaining(deadline))
             try:
-                # At least READ_AHEAD: a small frame's header and body come in one recv(); bytes beyond
-                # this frame stay buffered for the next recv() (and make pending() true).
-                chunk = self.sock.recv(min(max(n - len(self._buf), READ_AHEAD), 1 << 20))
+                chunk = self.sock.recv(min(n - len(self._buf), 1 << 20))
             except TimeoutError:
                 raise FrameTimeout("deadline passed") from None
             except OSError as exc:
@@ -149,10 +146,9 @@ class Channel:
         (size,) = HEADER.unpack_from(self._buf)
         if size > self.max_in:
             raise ProtocolError(f"frame of {size:,} bytes exceeds the {self.max_in:,}-byte limit")
-        end = HEADER.size + size
-        self._fill(end, deadline)
-        body = bytes(self._buf[HEADER.size:end])
-        del self._buf[:end]
+        self._fill(HEADER.size + size, deadline)
+        body = bytes(self._buf[HEADER.size:])
+        self._buf = bytearray()
         return decode(body)
 
     def pending(self) -> bool:
