@@ -85,6 +85,24 @@ def _cold_start(sb: Sandbox, n: int) -> tuple[list[float], list[float]]:
     return wall, cpu
 
 
+def _worker_run_cpu(ws: Path, noop: StubSpec, n: int) -> list[float]:
+    """CPU seconds the worker spends per print(1) run, n times: a persistent worker (the same Runner.run as
+    a fresh one; a fresh worker is killed as its run ends) read in /proc/PID/schedstat (nanoseconds) around
+    each run."""
+    def ran_ns(pid: int) -> int:
+        return int(Path(f"/proc/{pid}/schedstat").read_text().split()[0])
+
+    out = []
+    with Sandbox(ws, SandboxLimits(timeout=60), persistent=True) as sb:
+        sb.run("pass", [], lambda n, k: None)
+        pid = sb.spawned_pids[-1]
+        for _ in range(n):
+            before = ran_ns(pid)
+            sb.run("print(1)", [noop], lambda n, k: None)
+            out.append((ran_ns(pid) - before) / 1e9)
+    return out
+
+
 def _bare_start(n: int) -> tuple[list[float], list[float]]:
     """Wall and CPU seconds to start and end `python -I -S -B -c pass` (the interpreter alone), n times."""
     from toolmode.sandbox.spawn import interpreter
@@ -112,14 +130,16 @@ def main() -> None:
             sb._wait_ready()
             rss = Path(f"/proc/{sb.spawned_pids[-1]}/status").read_text()
             fields = {line.split(":")[0]: line.split(":")[1].strip() for line in rss.splitlines() if ":" in line}
-            rounds = []
+            rounds, host_cpu = [], []
             for _ in range(300):
                 sb._wait_ready()  # the spare is confined and ready: time the run alone
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.thread_time()
                 sb.run("print(1)", [noop], lambda n, k: None)
                 rounds.append(time.perf_counter() - t0)
+                host_cpu.append(time.thread_time() - c0)
             print(f"run_code round trip (ready worker, print(1), n=300): median {statistics.median(rounds) * 1e3:.2f} ms, "
-                  f"p95 {_pct(rounds, 0.95) * 1e3:.2f} ms")
+                  f"p95 {_pct(rounds, 0.95) * 1e3:.2f} ms; CPU time of the calling thread in run() median "
+                  f"{statistics.median(host_cpu) * 1e3:.3f} ms")
             back = []
             for _ in range(50):
                 t0 = time.perf_counter()
@@ -130,6 +150,10 @@ def main() -> None:
             med, p95 = map(float, sb.run(RPC_CODE, [noop], lambda n, k: None).output.split())
             print(f"tool call RPC round trip (n=2000, timed inside the program): median {med * 1e3:.3f} ms, "
                   f"p95 {p95 * 1e3:.3f} ms")
+            worker_cpu = _worker_run_cpu(ws, noop, 300)
+            print(f"CPU time of the worker per print(1) run (a persistent worker, /proc schedstat, n=300): median "
+                  f"{statistics.median(worker_cpu) * 1e3:.3f} ms; with the calling thread's: "
+                  f"{(statistics.median(worker_cpu) + statistics.median(host_cpu)) * 1e3:.3f} ms")
             sb._wait_ready()
             (cold, cold_cpu), (bare, bare_cpu) = _cold_start(sb, 40), _bare_start(40)
             print(f"worker cold start, spawn to ready (n=40): median {statistics.median(cold) * 1e3:.1f} ms, "

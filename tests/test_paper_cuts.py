@@ -76,6 +76,14 @@ def test_import_toolmode_loads_no_heavy_package(tmp_path: Path) -> None:
         proc = python(code % argv, tmp_path)
         assert proc.returncode == 0, proc.stderr
         assert json.loads(proc.stdout.splitlines()[-1]) == [False, False, False], argv
+    # listing or ranking tools fetches nothing and runs no event loop: fetch_url's http.client and ssl, and
+    # asyncio, are imported when first used
+    for argv in (["tools"], ["tools", "search", "read a file"]):
+        code = ("import sys, json\nfrom toolmode.cli import main\nmain(%r)\n"
+                "print(json.dumps([m for m in ('http.client', 'ssl', 'asyncio') if m in sys.modules]))")
+        proc = python(code % argv, tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout.splitlines()[-1]) == [], argv
     # and the public names still resolve
     assert toolmode.Agent.__name__ == "Agent" and "PriceTable" in toolmode.__all__
     with pytest.raises(AttributeError):

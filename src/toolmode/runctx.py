@@ -8,14 +8,16 @@ per-run state. Outside a run, `current()` is None.
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from toolmode.budget import Limits
 from toolmode.events import BaseEvent
+
+if TYPE_CHECKING:  # only an annotation here; asyncio (and ssl with it) is start-up time for `toolmode tools`
+    import asyncio
 
 T = TypeVar("T")
 

@@ -11,15 +11,18 @@ between check and connect (DNS rebinding) cannot redirect it. Proxy environment 
 from __future__ import annotations
 
 import functools
-import http.client
 import ipaddress
 import socket
-import ssl
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 from urllib.parse import quote, urljoin, urlsplit
+
+if TYPE_CHECKING:  # imported on the first fetch (_connection_classes): `toolmode tools` never pays for them
+    import http.client
+    import ssl
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -135,31 +138,40 @@ def resolve_checked(host: str, port: int, policy: NetPolicy) -> list[str]:
     return addresses
 
 
-class _PinnedHTTPConnection(http.client.HTTPConnection):
-    """HTTP connection to pre-checked addresses; `host` is used only for the Host header."""
+@functools.cache
+def _connection_classes() -> tuple[type[http.client.HTTPConnection], type[http.client.HTTPSConnection]]:
+    """The pinned HTTP and HTTPS connection classes, made on the first fetch (http.client and ssl cost
+    start-up time that listing the tools does not need)."""
+    import http.client
 
-    def __init__(self, host: str, port: int, addresses: list[str], timeout: float) -> None:
-        super().__init__(host, port, timeout=timeout)
-        self._addresses = addresses
+    class _PinnedHTTPConnection(http.client.HTTPConnection):
+        """HTTP connection to pre-checked addresses; `host` is used only for the Host header."""
 
-    def connect(self) -> None:
-        self.sock = _connect_any(self._addresses, self.port, self.timeout)
+        def __init__(self, host: str, port: int, addresses: list[str], timeout: float) -> None:
+            super().__init__(host, port, timeout=timeout)
+            self._addresses = addresses
 
+        def connect(self) -> None:
+            self.sock = _connect_any(self._addresses, self.port, self.timeout)
 
-class _PinnedHTTPSConnection(http.client.HTTPSConnection):
-    """HTTPS connection to pre-checked addresses; `host` is used for the Host header, SNI and the certificate."""
+    class _PinnedHTTPSConnection(http.client.HTTPSConnection):
+        """HTTPS connection to pre-checked addresses; `host` is used for the Host header, SNI and the certificate."""
 
-    def __init__(self, host: str, port: int, addresses: list[str], timeout: float) -> None:
-        super().__init__(host, port, timeout=timeout, context=_tls_context())
-        self._addresses = addresses
+        def __init__(self, host: str, port: int, addresses: list[str], timeout: float) -> None:
+            super().__init__(host, port, timeout=timeout, context=_tls_context())
+            self._addresses = addresses
 
-    def connect(self) -> None:
-        sock = _connect_any(self._addresses, self.port, self.timeout)
-        self.sock = self._context.wrap_socket(sock, server_hostname=self.host)
+        def connect(self) -> None:
+            sock = _connect_any(self._addresses, self.port, self.timeout)
+            self.sock = self._context.wrap_socket(sock, server_hostname=self.host)
+
+    return _PinnedHTTPConnection, _PinnedHTTPSConnection
 
 
 @functools.cache
 def _tls_context() -> ssl.SSLContext:
+    import ssl
+
     return ssl.create_default_context()
 
 
@@ -259,8 +271,8 @@ def guarded_get(
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise _timeout_error(timeout, current)
-        cls = _PinnedHTTPSConnection if scheme == "https" else _PinnedHTTPConnection
-        conn = cls(host, port, addresses, remaining)
+        plain, tls = _connection_classes()
+        conn = (tls if scheme == "https" else plain)(host, port, addresses, remaining)
         try:
             try:
                 conn.request("GET", target, headers=_REQUEST_HEADERS)
