@@ -28,8 +28,9 @@ import pytest
 
 from host_health import host_state, same_host_state
 from toolmode.bench.results import ResultsFile, read_results, read_settings, write_settings
-from toolmode.sandbox import Sandbox, SandboxLimits, StubSpec, landlock, shell
+from toolmode.sandbox import Sandbox, SandboxLimits, StubSpec, boot, landlock, shell
 from toolmode.sandbox.budget import INODE_BYTES
+from toolmode.sandbox.spawn import interpreter
 from toolmode.tools import callscope
 from toolmode.trace import Event, open_trace_file
 
@@ -161,6 +162,8 @@ def test_program_is_contained(program: Path, tmp_path: Path, monkeypatch: pytest
     extra = [name.strip() for line in source.splitlines() if line.startswith("# tools:")
              for name in line.split(":", 1)[1].split(",")]
     stubs, call = _tools(ws, extra)
+    for program in ("worker", "launcher"):  # their code memfds are made once per process, not leaked by a run
+        boot.command(interpreter(), program)
     process_before = _host_state()
 
     sb = Sandbox(ws, limits)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib.util
-import time
 import zlib
 from typing import Any
 
@@ -205,7 +204,8 @@ def test_unknown_ranker() -> None:
         ToolIndex([], ranker="magic")
 
 
-def test_large_catalog_builds_fast() -> None:
+def test_large_catalog_builds_and_finds_an_exact_name() -> None:
+    # Build speed is measured in benchmarks/tool_search.py, not timed here (shared CI machines are noisy).
     tools = [
         make(
             f"service{i}_action{i % 97}",
@@ -214,9 +214,7 @@ def test_large_catalog_builds_fast() -> None:
         )
         for i in range(10_000)
     ]
-    start = time.perf_counter()
     index = ToolIndex(tools)
-    assert time.perf_counter() - start < 3.0  # 1 s budget; slack for slow CI machines
     assert index.search("service1234_action70")[0].name == "service1234_action70"
 
 
