@@ -157,6 +157,12 @@ def _check_run_args(args: argparse.Namespace) -> None:
 
 def _load_tools(args: argparse.Namespace) -> list[Any]:
     tools: list[Any] = []
+    if args.mcp_config and not args.allow_env_in_workspace:
+        from toolmode.hostenv import config_refusal
+
+        refusal = config_refusal(args.mcp_config, args.workspace, "the MCP config (--mcp-config)")
+        if refusal:  # before any server starts
+            raise ValueError(refusal)
     if not args.no_builtin:
         from toolmode.tools.builtin import builtin_tools
 

@@ -126,3 +126,19 @@ def environment_refusal(workspace: Path | str) -> str | None:
         "with your credentials. Choose another workspace (--workspace DIR), or accept the risk with "
         "--allow-env-in-workspace (allow_env_in_workspace=True)."
     )
+
+
+def config_refusal(config: str | os.PathLike[str], workspace: str | os.PathLike[str], what: str) -> str | None:
+    """Why the host must not read `config` (a file naming commands the host runs), or None when it is fine.
+
+    Refused: a config inside the workspace (after following links), since code confined to the workspace
+    could edit it and so have the host run any command at its next start.
+    """
+    path, ws = _resolved(config), _resolved(workspace)
+    if path is None or ws is None or not path.is_relative_to(ws):
+        return None
+    return (
+        f"refused: {what} {path} lies inside the workspace {ws}; code confined to the workspace could edit it "
+        "and so have toolmode run any command with your credentials. Move it out of the workspace, or accept "
+        "the risk with --allow-env-in-workspace (allow_env_in_workspace=True)."
+    )
