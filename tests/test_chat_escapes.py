@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from toolmode import Agent
-from toolmode import chat_cli
+from toolmode import Agent, chat_cli
 from toolmode.testing import reply
 
 HOSTILE = "server said \x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J\u202eevil\nsecond line"
