@@ -127,9 +127,12 @@ def _host_outputs_after(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(scope="module", autouse=True)
 def _warm(tmp_path_factory: pytest.TempPathFactory) -> None:
-    """One run first, so the long-lived spawner thread exists before any host state is compared."""
-    with Sandbox(tmp_path_factory.mktemp("warm"), LIMITS) as sb:
+    """One run first, so the long-lived spawner thread exists before any host state is compared; one
+    run_shell too, so the launcher's sealed in-memory code (a memfd kept open) exists already."""
+    warm = tmp_path_factory.mktemp("warm")
+    with Sandbox(warm, LIMITS) as sb:
         sb.run("pass", [], lambda n, k: None)
+    shell.run_confined("true", workspace=warm, timeout=20)
 
 
 def _snapshot(root: Path) -> dict[str, bytes]:
