@@ -38,13 +38,18 @@ def _resolved(path: str | os.PathLike[str]) -> Path | None:
 
 
 def _environment() -> list[str]:
-    found = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
-             os.path.dirname(os.path.realpath(sys.executable or "/")),
-             os.path.dirname(os.path.realpath(getattr(sys, "_base_executable", None) or sys.executable or "/"))]
+    return [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
+            os.path.dirname(os.path.realpath(sys.executable or "/")),
+            os.path.dirname(os.path.realpath(getattr(sys, "_base_executable", None) or sys.executable or "/"))]
+
+
+def _user_site() -> list[str]:
+    """The user site-packages directory when Python reads it, whether or not it exists yet: a workspace
+    that could create `~/.local/lib/pythonX.Y/site-packages/x.pth` gets code run by every later start."""
     if site.ENABLE_USER_SITE:
         with contextlib.suppress(Exception):
-            found.append(site.getusersitepackages())
-    return found
+            return [site.getusersitepackages()]
+    return []
 
 
 def _editable_sources() -> list[str]:
@@ -61,16 +66,18 @@ def _editable_sources() -> list[str]:
 def host_code_dirs() -> list[CodeDir]:
     """Every directory the running host imports or executes code from: its Python environment (prefixes,
     the interpreter's directory, the user site), toolmode's package directory, the `sys.path` entries
-    (`""` is the current directory) and editable-install source directories. Missing ones are left out."""
+    (`""` is the current directory) and editable-install source directories. Missing ones are left out,
+    except the user site-packages, which Python reads as soon as it is made."""
     package = str(Path(__file__).parent)
-    groups = [(_environment(), ENVIRONMENT), ([package], PACKAGE),
+    future = {_resolved(p) for p in _user_site()}
+    groups = [(_environment() + _user_site(), ENVIRONMENT), ([package], PACKAGE),
               ([entry or os.getcwd() for entry in sys.path], IMPORT_PATH), (_editable_sources(), EDITABLE)]
     found: list[CodeDir] = []
     seen: set[Path] = set()
     for paths, why in groups:
         for raw in paths:
             path = _resolved(raw) if raw else None
-            if path is None or path in seen or path == Path("/") or not path.exists():
+            if path is None or path in seen or path == Path("/") or not (path.exists() or path in future):
                 continue
             seen.add(path)
             found.append(CodeDir(path, why))
