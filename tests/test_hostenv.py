@@ -60,3 +60,16 @@ def test_a_user_site_not_made_yet_is_protected(tmp_path: Path, monkeypatch: pyte
     with pytest.raises(PermissionError, match="inside the Python environment"):
         write_file(path=".local/lib/python3/site-packages/evil.pth", content="import os; os.system('x')")
     assert not (user_site / "evil.pth").exists()
+
+
+def test_a_sys_path_entry_not_made_yet_is_protected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # PYTHONPATH=~/pylib set but not made yet: code that makes it and a sitecustomize.py in it has the
+    # host run that at its next start.
+    missing = tmp_path / "pylib"
+    monkeypatch.setattr(sys, "path", [*sys.path, str(missing)])
+    message = environment_refusal(tmp_path)
+    assert message is not None and str(missing) in message
+    write_file = {t.name: t for t in builtin_tools(tmp_path)}["write_file"]
+    with pytest.raises(PermissionError, match="refused"):
+        write_file(path="pylib/sitecustomize.py", content="import os")
+    assert not (missing / "sitecustomize.py").exists()

@@ -66,10 +66,9 @@ def _editable_sources() -> list[str]:
 def host_code_dirs() -> list[CodeDir]:
     """Every directory the running host imports or executes code from: its Python environment (prefixes,
     the interpreter's directory, the user site), toolmode's package directory, the `sys.path` entries
-    (`""` is the current directory) and editable-install source directories. Missing ones are left out,
-    except the user site-packages, which Python reads as soon as it is made."""
+    (`""` is the current directory) and editable-install source directories. Missing ones count too:
+    Python imports from a `sys.path` entry or the user site-packages as soon as it is made."""
     package = str(Path(__file__).parent)
-    future = {_resolved(p) for p in _user_site()}
     groups = [(_environment() + _user_site(), ENVIRONMENT), ([package], PACKAGE),
               ([entry or os.getcwd() for entry in sys.path], IMPORT_PATH), (_editable_sources(), EDITABLE)]
     found: list[CodeDir] = []
@@ -77,7 +76,7 @@ def host_code_dirs() -> list[CodeDir]:
     for paths, why in groups:
         for raw in paths:
             path = _resolved(raw) if raw else None
-            if path is None or path in seen or path == Path("/") or not (path.exists() or path in future):
+            if path is None or path in seen or path == Path("/"):
                 continue
             seen.add(path)
             found.append(CodeDir(path, why))
