@@ -14,10 +14,12 @@ result = Agent(tools=[read_file], mode="react").run("How many lines does log1.tx
 
 from __future__ import annotations
 
+# isort: off
+# First, before even `typing` (not loaded at start-up): `python -m toolmode` must not import from the cwd.
+import toolmode._safe_path  # noqa: F401
 import importlib
 from typing import TYPE_CHECKING, Any
-
-import toolmode._safe_path  # noqa: F401, I001  (first: `python -m toolmode` must not import from the cwd)
+# isort: on
 
 if TYPE_CHECKING:
     from toolmode.agent import Agent
