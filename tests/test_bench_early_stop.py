@@ -141,3 +141,16 @@ def test_wrong_answers_never_stop_a_bench(tmp_path: Path) -> None:
     assert bench_main(args) == 0
     records = read_results(out)
     assert len(records) == 8 and not any(r["ok"] for r in records)
+
+
+def test_the_endpoints_error_text_reaches_the_terminal_escaped(
+    scripted: Callable[..., ScriptedModelServer], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The endpoint writes the error text: a clipboard write (OSC 52), a screen clear and a bidi override.
+    hostile = "Authentication Fails\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J\u202etxt.exe"
+    server = scripted(lambda request, index: fault("status", status=401, message=hostile))
+    out = tmp_path / "b"
+    assert bench_main([*BENCH, "--base-url", server.base_url, "--model", "m", "--jobs", "1", "--out", str(out)]) == 1
+    printed = _stopped(capsys, out)
+    assert "Authentication Fails" in printed
+    assert "\x1b" not in printed and "\x07" not in printed and "\u202e" not in printed

@@ -240,7 +240,7 @@ def test_cli_reports_a_budget_stop(scripted, tmp_path: Path) -> None:
     code = "from toolmode.cli import main; raise SystemExit(main())"
     proc = subprocess.run(
         [sys.executable, "-c", code, "run", "--mode", "react", "--no-builtin", "--base-url", server.base_url,
-         "--model", "m", "--no-trace", "--max-tokens", "1", "hi"],
+         "--model", "m", "--no-trace", "--max-total-tokens", "1", "hi"],
         capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert proc.returncode == 1
     assert "stopped: budget - token budget of 1 spent" in proc.stdout

@@ -202,3 +202,16 @@ def test_bad_arguments_exit_with_usage_error(wide, capsys) -> None:
         main(["run", "--mode", "telepathy", "hi"])
     assert info.value.code == 2
     assert "invalid choice" in capsys.readouterr().err
+
+
+def test_run_json_is_safe_on_a_terminal(scripted, tmp_path: Path, capsys) -> None:
+    # JSON leaves C1 controls (U+009B is an 8-bit CSI), bidi overrides, astral format characters and line
+    # separators raw: they come out as \u escapes, while Chinese text stays readable; the JSON is the same.
+    answer = "答案 \x9b2J\u202eevil\U000e0001\u2028 ok"
+    server = scripted([reply(answer)])
+    assert main(react_args(server, tmp_path, "--no-builtin", "--json", "hi")) == 0
+    out = capsys.readouterr().out
+    assert json.loads(out)["answer"] == answer
+    assert "答案" in out and all(c == "\n" or c.isprintable() for c in out)
+    for raw in ("\x9b", "\u202e", "\U000e0001", "\u2028"):
+        assert raw not in out

@@ -40,3 +40,36 @@ def test_run_shell_tool_reports_the_refusal() -> None:
     run_shell = {t.name: t for t in builtin_tools(ENV_PARENT)}["run_shell"]
     with pytest.raises(UnsafeWorkspace):
         run_shell(command="true")
+
+
+def test_a_user_site_not_made_yet_is_protected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # An interpreter that reads the user site (`pip install --user`, a system Python), whose
+    # ~/.local/lib/pythonX.Y/site-packages does not exist yet, and a workspace that would contain it
+    # (`--workspace ~`): code could make the directory and a `.pth` file in it, which every later Python
+    # start runs. Refused like an existing one, by the sandbox check and by write_file.
+    import site
+
+    home = tmp_path / "home"
+    home.mkdir()
+    user_site = home / ".local" / "lib" / "python3" / "site-packages"
+    monkeypatch.setattr(site, "ENABLE_USER_SITE", True)
+    monkeypatch.setattr(site, "getusersitepackages", lambda: str(user_site))
+    message = environment_refusal(home)
+    assert message is not None and "contains the Python environment" in message
+    write_file = {t.name: t for t in builtin_tools(home)}["write_file"]
+    with pytest.raises(PermissionError, match="inside the Python environment"):
+        write_file(path=".local/lib/python3/site-packages/evil.pth", content="import os; os.system('x')")
+    assert not (user_site / "evil.pth").exists()
+
+
+def test_a_sys_path_entry_not_made_yet_is_protected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # PYTHONPATH=~/pylib set but not made yet: code that makes it and a sitecustomize.py in it has the
+    # host run that at its next start.
+    missing = tmp_path / "pylib"
+    monkeypatch.setattr(sys, "path", [*sys.path, str(missing)])
+    message = environment_refusal(tmp_path)
+    assert message is not None and str(missing) in message
+    write_file = {t.name: t for t in builtin_tools(tmp_path)}["write_file"]
+    with pytest.raises(PermissionError, match="refused"):
+        write_file(path="pylib/sitecustomize.py", content="import os")
+    assert not (missing / "sitecustomize.py").exists()

@@ -199,15 +199,21 @@ def test_file_tools_never_write_into_the_package_or_a_sys_path_entry(
 # ---------------------------------------------------------------- python -m toolmode
 
 
-@pytest.mark.parametrize("form", [["-m", "toolmode"], ["-mtoolmode"], ["-B", "-m", "toolmode.__main__"]],
-                         ids=["-m", "-mtoolmode", "-m __main__"])
+# -S: no site .pth preloads `typing`, so toolmode's own first imports are what a planted typing.py meets.
+@pytest.mark.parametrize("form", [["-m", "toolmode"], ["-mtoolmode"], ["-B", "-m", "toolmode.__main__"],
+                                  ["-S", "-m", "toolmode"]],
+                         ids=["-m", "-mtoolmode", "-m __main__", "-S -m"])
 def test_python_m_imports_nothing_planted_in_the_current_directory(tmp_path: Path, form: list[str]) -> None:
     planted = ["json", "rich", "httpx", "pathlib", "dataclasses", "argparse", "typing", "enum", "sandbox", "cli"]
     for name in planted:
         (tmp_path / f"{name}.py").write_text(f"open('MARK-{name}', 'w').close()\nraise ImportError('planted')\n")
     (tmp_path / "openai").mkdir()
     (tmp_path / "openai" / "__init__.py").write_text("open('MARK-openai', 'w').close()\nraise ImportError('planted')\n")
-    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    import site
+
+    # under -S the installed packages are reached through PYTHONPATH (their .pth files are not run)
+    path = [str(SRC), *(site.getsitepackages() if "-S" in form else [])]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
     for args in (["--help"], ["tools"]):
         out = subprocess.run([sys.executable, *form, *args], cwd=tmp_path, env=env, capture_output=True, text=True,
                              timeout=60)

@@ -13,11 +13,11 @@ result = Agent(tools=[read_file], mode="react").run("How many lines does log1.tx
 """
 
 # isort: off
-import toolmode._safe_path  # noqa: F401  (first: `python -m toolmode` must not import from the cwd)
-# isort: on
-
+# First, before even `typing` (not loaded at start-up): `python -m toolmode` must not import from the cwd.
+import toolmode._safe_path  # noqa: F401
 import importlib
 from typing import TYPE_CHECKING, Any
+# isort: on
 
 if TYPE_CHECKING:
     from toolmode.agent import Agent

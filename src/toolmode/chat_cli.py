@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from toolmode.chat import Chat
+from toolmode.textsafe import escape_control
 
 HELP = ("Enter sends; end a line with \\ to continue it. Ctrl-C stops the current turn, Ctrl-D leaves. "
         "Commands: /reset (forget the conversation), /cost (tokens and cost so far), "
@@ -102,7 +103,9 @@ def chat_loop(make_agent: Callable[[str], Any], mode: str) -> int:
                     try:  # built first: a mode that cannot start leaves the old one in place
                         new = make_agent(arg.strip())
                     except Exception as exc:  # noqa: BLE001 - one line, the session goes on
-                        print(f"cannot switch to {arg.strip()}: {type(exc).__name__}: {exc}", file=sys.stderr)
+                        # an MCP server's error text can carry terminal escapes
+                        why = escape_control(f"{type(exc).__name__}: {exc}").replace("\n", " ")
+                        print(f"cannot switch to {arg.strip()}: {why}", file=sys.stderr)
                         continue
                     agent.close()
                     agent = session.agent = new

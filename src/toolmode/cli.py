@@ -191,6 +191,12 @@ def _check_run_args(args: argparse.Namespace) -> None:
 
 def _load_tools(args: argparse.Namespace) -> list[Any]:
     tools: list[Any] = []
+    if args.mcp_config and not args.allow_env_in_workspace:
+        from toolmode.hostenv import config_refusal
+
+        refusal = config_refusal(args.mcp_config, args.workspace, "the MCP config (--mcp-config)")
+        if refusal:  # before any server starts
+            raise ValueError(refusal)
     if not args.no_builtin:
         from toolmode.tools.builtin import builtin_tools
 
@@ -252,8 +258,20 @@ def _cmd_run(args: argparse.Namespace) -> int:
     with _make_agent(args, args.mode, console=not args.json, quiet=args.quiet) as agent:
         result = agent.run(args.task)
     if args.json:
-        print(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
+        print(json_text(result.to_dict()))
     return 0 if result.ok else 1
+
+
+def json_text(value: Any) -> str:
+    """`value` as indented JSON that is safe on a terminal: readable non-ASCII text stays as it is, but
+    what JSON leaves raw and a terminal may act on (C1 controls such as U+009B, an 8-bit CSI; bidi and
+    other format characters; line separators; lone surrogates) is written as a \\u escape (same JSON)."""
+    from toolmode.textsafe import needs_escape
+
+    text = json.dumps(value, ensure_ascii=False, indent=2)
+    if text.isascii():
+        return text
+    return "".join(json.dumps(c)[1:-1] if needs_escape(c) else c for c in text)  # astral ones: a surrogate pair
 
 
 def _cmd_chat(args: argparse.Namespace) -> int:

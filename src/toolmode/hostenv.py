@@ -38,13 +38,18 @@ def _resolved(path: str | os.PathLike[str]) -> Path | None:
 
 
 def _environment() -> list[str]:
-    found = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
-             os.path.dirname(os.path.realpath(sys.executable or "/")),
-             os.path.dirname(os.path.realpath(getattr(sys, "_base_executable", None) or sys.executable or "/"))]
+    return [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
+            os.path.dirname(os.path.realpath(sys.executable or "/")),
+            os.path.dirname(os.path.realpath(getattr(sys, "_base_executable", None) or sys.executable or "/"))]
+
+
+def _user_site() -> list[str]:
+    """The user site-packages directory when Python reads it, whether or not it exists yet: a workspace
+    that could create `~/.local/lib/pythonX.Y/site-packages/x.pth` gets code run by every later start."""
     if site.ENABLE_USER_SITE:
         with contextlib.suppress(Exception):
-            found.append(site.getusersitepackages())
-    return found
+            return [site.getusersitepackages()]
+    return []
 
 
 def _editable_sources() -> list[str]:
@@ -61,16 +66,17 @@ def _editable_sources() -> list[str]:
 def host_code_dirs() -> list[CodeDir]:
     """Every directory the running host imports or executes code from: its Python environment (prefixes,
     the interpreter's directory, the user site), toolmode's package directory, the `sys.path` entries
-    (`""` is the current directory) and editable-install source directories. Missing ones are left out."""
+    (`""` is the current directory) and editable-install source directories. Missing ones count too:
+    Python imports from a `sys.path` entry or the user site-packages as soon as it is made."""
     package = str(Path(__file__).parent)
-    groups = [(_environment(), ENVIRONMENT), ([package], PACKAGE),
+    groups = [(_environment() + _user_site(), ENVIRONMENT), ([package], PACKAGE),
               ([entry or os.getcwd() for entry in sys.path], IMPORT_PATH), (_editable_sources(), EDITABLE)]
     found: list[CodeDir] = []
     seen: set[Path] = set()
     for paths, why in groups:
         for raw in paths:
             path = _resolved(raw) if raw else None
-            if path is None or path in seen or path == Path("/") or not path.exists():
+            if path is None or path in seen or path == Path("/"):
                 continue
             seen.add(path)
             found.append(CodeDir(path, why))
@@ -125,4 +131,20 @@ def environment_refusal(workspace: Path | str) -> str | None:
         f"refused: the workspace {ws} {where}; code confined to the workspace could change it and so run later "
         "with your credentials. Choose another workspace (--workspace DIR), or accept the risk with "
         "--allow-env-in-workspace (allow_env_in_workspace=True)."
+    )
+
+
+def config_refusal(config: str | os.PathLike[str], workspace: str | os.PathLike[str], what: str) -> str | None:
+    """Why the host must not read `config` (a file naming commands the host runs), or None when it is fine.
+
+    Refused: a config inside the workspace (after following links), since code confined to the workspace
+    could edit it and so have the host run any command at its next start.
+    """
+    path, ws = _resolved(config), _resolved(workspace)
+    if path is None or ws is None or not path.is_relative_to(ws):
+        return None
+    return (
+        f"refused: {what} {path} lies inside the workspace {ws}; code confined to the workspace could edit it "
+        "and so have toolmode run any command with your credentials. Move it out of the workspace, or accept "
+        "the risk with --allow-env-in-workspace (allow_env_in_workspace=True)."
     )

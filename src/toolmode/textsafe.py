@@ -34,6 +34,11 @@ class _EscapeTable(dict[int, str]):
 _ESCAPES = _EscapeTable()
 
 
+def needs_escape(ch: str) -> bool:
+    """Whether `escape_control` escapes the character `ch` (a control, format, surrogate or separator)."""
+    return ch not in "\t\n" and unicodedata.category(ch) in _ESCAPED_CATEGORIES
+
+
 def escape_control(text: str) -> str:
     """Escape what can hide or reorder text: C0/C1 controls and DEL (terminal escapes, carriage returns),
     Unicode format characters (bidi overrides such as U+202E, isolates U+2066..2069, zero-width ones),

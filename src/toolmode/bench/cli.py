@@ -26,6 +26,7 @@ from toolmode.bench.source import TaskSource
 from toolmode.bench.stats import SCRIPTED_NOTE
 from toolmode.bench.task import Task
 from toolmode.cli import add_model_args
+from toolmode.textsafe import escape_control
 
 DEFAULT_MODES = "react,code,hybrid,code+search"
 _SAVED = ("tasks", "only", "modes", "runs", "seed", "model", "base_url", "api_key_env", "preset", "max_steps",
@@ -125,7 +126,7 @@ def bench_main(argv: list[str]) -> int:
     try:
         return _bench(args)
     except (BenchUsageError, BenchDirError) as exc:
-        print(f"toolmode bench: error: {exc}", file=sys.stderr, flush=True)
+        print(f"toolmode bench: error: {escape_control(str(exc))}", file=sys.stderr, flush=True)
         return 2
 
 
@@ -211,12 +212,12 @@ def _bench(args: argparse.Namespace) -> int:
         if executor is not None:
             console.print(executor.summary(), highlight=False)
         if executor is not None and executor.lost:
-            console.print(f"[yellow]{executor.lost} episode(s) never came back[/] ({escape(executor.errors[-1])}); "
+            console.print(f"[yellow]{executor.lost} episode(s) never came back[/] ({escape(escape_control(executor.errors[-1]))}); "
                           f"they are not recorded. {resume}", soft_wrap=True, highlight=False)  # fmt: skip
             return 1
     except BenchStopped as exc:
         print(
-            f"toolmode bench: stopped early: {exc.reason}. Fix the endpoint, key or model and resume with: "
+            f"toolmode bench: stopped early: {escape_control(exc.reason)}. Fix the endpoint, key or model and resume with: "
             f"toolmode bench --resume {where} (episodes that failed this way run again)",
             file=sys.stderr,
             flush=True,

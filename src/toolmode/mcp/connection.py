@@ -135,12 +135,29 @@ class Connection:
         params = StdioServerParameters(
             command=spec.command or "",
             args=list(spec.args),
-            env={**spec.env, MARKER_ENV: self.marker},
+            env={**_safe_path_env(spec), **spec.env, MARKER_ENV: self.marker},
             cwd=spec.cwd,
         )
         if self._stderr is None:
             return stdio_client(params)
         return stdio_client(params, errlog=self._stderr)
+
+
+def _safe_path_env(spec: ServerSpec) -> dict[str, str]:
+    """PYTHONSAFEPATH=1 for `python -m ...` / `python -c ...` servers started in the host's current directory.
+
+    Those forms put the current directory first on the server's sys.path, and it is often the workspace
+    (the CLI's default is `.`): a module the model wrote there (`mcp_server_time.py`, `anyio.py`) would
+    run unconfined, with your environment, at the next start. The spec's own env can set it back ("").
+    """
+    if spec.cwd is not None or not os.path.basename(spec.command or "").startswith("python"):
+        return {}
+    for arg in spec.args:  # the interpreter's options, up to the script (which is not about the cwd)
+        if arg.startswith(("-m", "-c")):
+            return {"PYTHONSAFEPATH": "1"}
+        if not arg.startswith("-"):
+            break
+    return {}
 
 
 def close_all() -> None:

@@ -171,6 +171,24 @@ def _cpu_seconds(pid: int) -> float | None:
         return None
 
 
+def _threads_left(pid: int) -> bool:
+    """Whether worker `pid` still has threads besides its main one (its /proc task entries, so raw clone()
+    threads count too). A thread the program joined may take a moment to leave the list: looked at a few
+    times. False when unknown (no pid under bubblewrap; the worker's own count is used there)."""
+    for _ in range(40):
+        try:
+            if not pid or len(os.listdir(f"/proc/{pid}/task")) <= 1:
+                return False
+        except OSError:
+            return False
+        time.sleep(0.005)
+    return True
+
+
+def _join_lines(first: str | None, second: str) -> str:
+    return f"{first}\n{second}" if first else second
+
+
 class _Guard:
     """Checks made while a run is in progress: every CHECK_INTERVAL when the host waits, and on every frame.
 
@@ -494,6 +512,13 @@ class Sandbox:
                     elif op == "done":
                         guard.check()  # a program quicker than one check interval is held to the budget too
                         result = self._finish(code, msg, state, lost)
+                        if self.persistent and self._worker is worker and (
+                                msg.get("threads") is True or _threads_left(guard.pid)):
+                            # A thread left running would write and use CPU between runs, unchecked.
+                            self._replace()
+                            result = dataclasses.replace(result, reset=True, error=_join_lines(result.error, (
+                                "Note: the program left threads running; they were stopped and the namespace was "
+                                "reset (variables are gone). Join threads before the program ends.")))
                         if not self.persistent:
                             self._replace()  # never reuse a worker a program has run in
                         return result

@@ -53,7 +53,7 @@ NR = {
     "kexec_load": 246, "add_key": 248, "request_key": 249, "keyctl": 250, "ioprio_set": 251,
     "ioprio_get": 252, "migrate_pages": 256, "unshare": 272, "get_robust_list": 274, "move_pages": 279,
     "rt_tgsigqueueinfo": 297, "perf_event_open": 298, "fanotify_init": 300, "prlimit64": 302,
-    "name_to_handle_at": 303, "open_by_handle_at": 304, "clock_adjtime": 305, "setns": 308,
+    "fallocate": 285, "name_to_handle_at": 303, "open_by_handle_at": 304, "clock_adjtime": 305, "setns": 308,
     "process_vm_readv": 310, "process_vm_writev": 311, "kcmp": 312, "finit_module": 313, "sched_setattr": 314,
     "sched_getattr": 315, "kexec_file_load": 320, "bpf": 321, "execveat": 322, "userfaultfd": 323,
     "pidfd_send_signal": 424, "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
@@ -159,6 +159,10 @@ def build_filter(*, worker: bool, pid: int = 0, scoped_signals: bool = False, pr
     for name in COMMON_DENY + (WORKER_DENY if worker else []):
         a.jump(_JEQ, NR[name], "eperm", 0)
     a.jump(_JEQ, NR["clone3"], "enosys", 0)
+    # fallocate reserves gigabytes in microseconds, so one write-budget check interval could fill the
+    # disk; EOPNOTSUPP (what file systems without it answer) makes glibc's posix_fallocate and most tools
+    # fall back to writing, whose speed the budget's interval bounds.
+    a.jump(_JEQ, NR["fallocate"], "eopnotsupp", 0)
     for name in PID_FIRST:
         a.jump(_JEQ, NR[name], "pid_first", 0)
     for name in ("getpriority", "setpriority"):
@@ -248,6 +252,8 @@ def build_filter(*, worker: bool, pid: int = 0, scoped_signals: bool = False, pr
     a.ret(_errno(errno.EPERM))
     a.label("enosys")
     a.ret(_errno(errno.ENOSYS))
+    a.label("eopnotsupp")
+    a.ret(_errno(errno.EOPNOTSUPP))
     a.label("kill")
     a.ret(RET_KILL_PROCESS)
     return a.assemble()

@@ -243,7 +243,7 @@ class Runner:
         # tells the model that the namespace was reset).
         retire = (leftover_threads and not self.persistent) or self._next_cpu_limit() > self.cpu_hard
         return {"op": "done", "run": run_id, "output": capture.text(), "dropped": capture.dropped, "error": error,
-                "retire": retire}
+                "retire": retire, "threads": leftover_threads}
 
 
 def _no_processes(command: Any = None) -> int:
