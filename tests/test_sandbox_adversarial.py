@@ -29,7 +29,7 @@ import pytest
 
 from host_health import host_state, same_host_state
 from toolmode.bench.results import ResultsFile, read_results, read_settings, write_settings
-from toolmode.sandbox import Sandbox, SandboxLimits, StubSpec, boot, landlock, shell
+from toolmode.sandbox import Sandbox, SandboxLimits, StubSpec, landlock, shell
 from toolmode.sandbox.budget import INODE_BYTES
 from toolmode.tools import callscope
 from toolmode.trace import Event, open_trace_file
