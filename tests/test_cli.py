@@ -220,3 +220,11 @@ def test_mcp_config_that_is_not_an_object_is_one_line(wide, tmp_path: Path, caps
     err = capsys.readouterr().err
     assert err.startswith(f"toolmode: MCP config {config}:") and err.count("\n") == 1
     assert "Traceback" not in err and "AttributeError" not in err
+
+
+def test_an_empty_task_is_refused_before_any_request(wide, scripted, tmp_path: Path, capsys) -> None:
+    server = scripted([reply("never")])
+    assert main(react_args(server, tmp_path, "--no-builtin", "--no-trace", "  ")) == 2
+    err = capsys.readouterr().err
+    assert "the task is empty" in err and err.count("\n") == 1
+    assert server.requests == []

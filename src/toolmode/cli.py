@@ -147,6 +147,8 @@ def _check_run_args(args: argparse.Namespace) -> None:
     """
     from toolmode.models.presets import preset_for
 
+    if getattr(args, "task", None) is not None and not args.task.strip():
+        raise ValueError('the task is empty: say what the agent should do, e.g. toolmode run "count the lines of a.txt"')
     if args.preset is not None:
         preset_for(args.preset)  # unknown preset: ValueError naming the choices
     if args.direct and args.mode != "hybrid":
