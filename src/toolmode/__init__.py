@@ -12,12 +12,13 @@ result = Agent(tools=[read_file], mode="react").run("How many lines does log1.tx
 ```
 """
 
-from __future__ import annotations
+from __future__ import annotations  # noqa: I001  (the order below is deliberate)
 
+import toolmode._safe_path  # noqa: F401  (first: `python -m toolmode` must not import from the cwd)
+
+# after _safe_path, so that a typing.py planted in the current directory is never imported
 import importlib
 from typing import TYPE_CHECKING, Any
-
-import toolmode._safe_path  # noqa: F401, I001  (first: `python -m toolmode` must not import from the cwd)
 
 if TYPE_CHECKING:
     from toolmode.agent import Agent
