@@ -215,3 +215,29 @@ def test_run_json_is_safe_on_a_terminal(scripted, tmp_path: Path, capsys) -> Non
     assert "答案" in out and all(c == "\n" or c.isprintable() for c in out)
     for raw in ("\x9b", "\u202e", "\U000e0001", "\u2028"):
         assert raw not in out
+
+
+@pytest.mark.parametrize("url", ["ftp://host/v1", "127.0.0.1:8080/v1", "http:///v1"])
+def test_base_url_that_is_not_http_is_refused_up_front(wide, capsys, url: str) -> None:
+    # Before: the client retried an unsupported URL 8 times over ~2 minutes, naming httpx's exception class.
+    assert main(["run", "--base-url", url, "--model", "m", "--no-builtin", "--no-trace", "hi"]) == 2
+    err = capsys.readouterr().err
+    assert f"--base-url {url!r}: expected an http(s) URL" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("content", ["[1, 2]", "{not json", '"text"'])
+def test_mcp_config_that_is_not_an_object_is_one_line(wide, tmp_path: Path, capsys, content: str) -> None:
+    config = tmp_path / "mcp.json"
+    config.write_text(content)
+    assert main(["run", "--mcp-config", str(config), "--no-builtin", "--no-trace", "hi"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"toolmode: MCP config {config}:") and err.count("\n") == 1
+    assert "Traceback" not in err and "AttributeError" not in err
+
+
+def test_an_empty_task_is_refused_before_any_request(wide, scripted, tmp_path: Path, capsys) -> None:
+    server = scripted([reply("never")])
+    assert main(react_args(server, tmp_path, "--no-builtin", "--no-trace", "  ")) == 2
+    err = capsys.readouterr().err
+    assert "the task is empty" in err and err.count("\n") == 1
+    assert server.requests == []

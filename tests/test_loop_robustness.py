@@ -106,6 +106,7 @@ def test_no_server_listening_fails_fast_with_a_hint() -> None:
         client.close()
     assert message.startswith(f"cannot reach http://127.0.0.1:{port}/v1 after 3 attempts")
     assert "is the server running" in message
+    assert "Connection refused" in message and "ConnectError" not in message  # no httpx class names for the user
 
 
 CTRL_C_SCRIPT = textwrap.dedent("""

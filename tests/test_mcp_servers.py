@@ -216,6 +216,12 @@ def test_missing_command() -> None:
         mcp_tools("no-such-mcp-command --x", name="nope")
 
 
+def test_missing_uvx_says_where_it_comes_from() -> None:
+    # The README's own example is `mcp_tools("uvx mcp-server-time")`; uvx is not there until uv is installed.
+    with pytest.raises(McpStartError, match=r"command not found: /no/such/dir/uvx \(it comes with uv: pip install uv\)"):
+        mcp_tools("/no/such/dir/uvx mcp-server-time", name="time")
+
+
 def test_server_that_never_answers_the_handshake_is_stopped() -> None:
     server = McpServer(
         {"command": sys.executable, "args": ["-c", "import time; time.sleep(600)"]}, start_timeout=1

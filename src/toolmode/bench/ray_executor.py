@@ -56,7 +56,7 @@ def require_ray() -> Any:
         import ray
     except ImportError:
         raise ExecutorError(
-            "--executor ray needs Ray: pip install 'toolmode[ray]' (or pip install ray)"
+            "--executor ray needs Ray: pip install 'ray[default]' (in a toolmode checkout: pip install -e '.[ray]')"
         ) from None
     return ray
 

@@ -84,7 +84,16 @@ def load_config(config: str | os.PathLike[str] | Mapping[str, Any]) -> list[Serv
     Entries with `"disabled": true` are skipped.
     """
     if not isinstance(config, Mapping):
-        config = json.loads(Path(config).read_text(encoding="utf-8"))
+        path = Path(config)
+        try:
+            config = json.loads(path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ValueError(f"MCP config {path}: not JSON ({exc})") from None
+        if not isinstance(config, Mapping):
+            raise ValueError(
+                f'MCP config {path}: expected an object {{"mcpServers": {{name: server}}}}, '
+                f"got a JSON {type(config).__name__}"
+            )
     servers = config.get("mcpServers", config.get("servers"))
     if not isinstance(servers, Mapping):
         raise ValueError('MCP config must have an "mcpServers" object mapping names to servers')

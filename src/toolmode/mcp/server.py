@@ -15,6 +15,7 @@ import tempfile
 import threading
 import uuid
 from collections.abc import Mapping
+from pathlib import Path
 from typing import IO, Any
 
 import anyio
@@ -265,7 +266,10 @@ def _start_reason(error: BaseException | None, spec: ServerSpec, timeout: float)
         return f"no MCP handshake within {timeout:g} s"
     leaf = _first_leaf(error)
     if isinstance(leaf, FileNotFoundError) and spec.command:
-        return f"command not found: {spec.command}"
+        hint = {"uvx": " (it comes with uv: pip install uv)", "npx": " (it comes with Node.js)"}.get(
+            Path(spec.command).name, ""
+        )
+        return f"command not found: {spec.command}{hint}"
     if isinstance(leaf, MCPError) and leaf.code == mcp_types.CONNECTION_CLOSED:
         return "the process exited before the MCP handshake completed"
     return f"{type(leaf).__name__}: {leaf}"

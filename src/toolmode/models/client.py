@@ -293,7 +293,9 @@ class _translate_errors:
             cause = exc.__cause__ or exc
             # A refused connection or failed name lookup means nothing is listening: few retries make sense.
             unreachable = "ConnectError" in type(cause).__name__ or isinstance(cause, ConnectionRefusedError)
-            raise _Retryable(f"connection failed: {type(cause).__name__}: {cause}", unreachable=unreachable) from None
+            # The user reads this line: say what happened, not which httpx class said it (unless it says nothing).
+            detail = str(cause).strip() or type(cause).__name__
+            raise _Retryable(f"connection failed: {detail}", unreachable=unreachable) from None
         if isinstance(exc, openai.APIError):
             raise _Retryable(f"{type(exc).__name__}: {exc}") from None
         return False

@@ -131,7 +131,15 @@ def get_embedder(name: str | None = None) -> Embedder:
     if name not in installed:
         raise MissingSemanticExtra(f"embedding backend {name!r} needs the package {BACKENDS[name][0]!r}: {EXTRA_HINT}")
     if name not in _LOADED:
-        _LOADED[name] = BACKENDS[name][1]()
+        try:
+            _LOADED[name] = BACKENDS[name][1]()
+        except ImportError as exc:  # installed but broken, e.g. the MiniLM package without torch
+            if isinstance(exc, MissingSemanticExtra):
+                raise
+            raise MissingSemanticExtra(
+                f"embedding backend {name!r} ({BACKENDS[name][0]}) is installed but does not import "
+                f"({exc}); reinstall it, or use the other one: {EXTRA_HINT}"
+            ) from None
     return _LOADED[name]
 
 
