@@ -225,8 +225,25 @@ def test_ctrl_c_then_resume_on_ray_matches_local(cluster: Cluster, local_rows: A
 def test_killing_a_worker_node_mid_run_loses_no_finished_episode(
     cluster: Cluster, local_rows: Any, tmp_path: Path
 ) -> None:
-    worker = cluster.nodes[1]  # the extra node; the head stays
-    out = tmp_path / "bench"
+    # Which node runs the first episodes is Ray's choice (a new node's worker process may still be starting):
+    # a run whose extra node had returned no episode when it was killed exercised nothing on it, so such a run
+    # is repeated with a new extra node, at most 3 times. Every run must lose nothing.
+    outputs = []
+    for attempt in range(3):
+        worker = cluster.nodes[1] if attempt == 0 else cluster.start_node(f"worker-{attempt}", head=False)
+        out = tmp_path / f"bench-{attempt}"
+        output, before = _bench_and_kill(cluster, worker, out)
+        after = (out / "results.jsonl").read_text().splitlines()
+        assert after[: len(before)] == before  # nothing finished before the kill was lost or rewritten
+        assert _rows(out) == local_rows  # and the episodes that were running on the dead node ran again elsewhere
+        outputs.append(output)
+        if "ray: 12 episodes came back from 2 node(s)" in output:
+            return
+    pytest.fail("the extra node never returned an episode before it was killed:\n" + "\n".join(outputs))
+
+
+def _bench_and_kill(cluster: Cluster, worker: subprocess.Popen[bytes], out: Path) -> tuple[str, list[str]]:
+    """Run a Ray bench, kill `worker` once 4 episodes are recorded; its output and the rows before the kill."""
     proc = subprocess.Popen(_bench_argv(out, "--runs", "2", "--executor", "ray", "--ray-address", cluster.address),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=_env(), cwd=REPO)  # fmt: skip
     try:
@@ -244,11 +261,7 @@ def test_killing_a_worker_node_mid_run_loses_no_finished_episode(
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 0, output
-    after = (out / "results.jsonl").read_text().splitlines()
-    assert after[: len(before)] == before  # nothing finished before the kill was lost or rewritten
-    assert _rows(out) == local_rows  # and the episodes that were running on the dead node ran again elsewhere
-    # With 2 episodes in flight and 1 CPU per node, one was running on the extra node when it was killed.
-    assert "ray: 12 episodes came back from 2 node(s)" in output
+    return output, before
 
 
 def test_a_ray_address_that_does_not_answer_is_one_line_and_exit_2(
