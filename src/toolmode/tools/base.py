@@ -4,6 +4,11 @@
 the parameter descriptions (Google, NumPy or reST style, parsed by `docstring_parser`), the type hints
 give the JSON schema (built by pydantic, which knows Optional, Literal, Enum, TypedDict, dataclasses and
 models), and the return annotation is kept so `signature()` can show the model what comes back.
+
+Tools whose hints are all plain JSON types (str, int, float, bool, None, Any, list/dict of those, unions
+with None) get the same schema written directly, byte for byte what pydantic gives (tests compare the
+two), and their pydantic validator is built on the first call: importing pydantic and building its
+models cost ~60 ms, most of `toolmode tools`' start-up.
 """
 
 from __future__ import annotations
@@ -19,11 +24,12 @@ import typing
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, get_args, get_origin, get_type_hints, is_typeddict
+from typing import TYPE_CHECKING, Any, NamedTuple, get_args, get_origin, get_type_hints, is_typeddict
 
 import docstring_parser
-import pydantic
-import typing_extensions
+
+if TYPE_CHECKING:
+    import pydantic
 
 
 class ToolArgumentError(ValueError):
@@ -51,6 +57,8 @@ class Tool:
     returns_doc: str | None = None
     varargs: str | None = None
     _validator: type[pydantic.BaseModel] | None = field(default=None, repr=False, compare=False)
+    # The parameters to build `_validator` from on first use (tools whose schema was written directly).
+    _pending_params: tuple[_Param, ...] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_function(
@@ -65,7 +73,7 @@ class Tool:
         doc = docstring_parser.parse(inspect.getdoc(fn) or "")
         param_docs = {p.arg_name: (p.description or "").strip() for p in doc.params}
         hints = get_type_hints(fn, include_extras=True)
-        fields: dict[str, Any] = {}
+        params: list[_Param] = []
         for pname, param in inspect.signature(fn).parameters.items():
             if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
                 continue
@@ -74,27 +82,28 @@ class Tool:
                 if param.default is inspect.Parameter.empty:
                     raise TypeError(f"{fn.__name__}: parameter {pname!r} starts with '_' but has no default")
                 continue
-            annotation = _typeddict_compat(hints.get(pname, Any))
             default = ... if param.default is inspect.Parameter.empty else param.default
-            # Fields get neutral names and the parameter name as alias, so parameters called `schema`,
-            # `json` or `model_config` cannot clash with pydantic's own attributes.
-            fields[f"p{len(fields)}"] = (
-                annotation,
-                pydantic.Field(default=default, alias=pname, description=param_docs.get(pname) or None),
-            )
-        model = pydantic.create_model(f"{fn.__name__}_arguments", **fields)  # type: ignore[call-overload]
-        schema = _clean_schema(model.model_json_schema())
-        schema.setdefault("properties", {})
-        schema["type"] = "object"
+            params.append(_Param(pname, hints.get(pname, Any), default, param_docs.get(pname) or None))
+        model = None
+        schema = _plain_arguments_schema(params)
+        if schema is None:
+            model = _arguments_model(fn.__name__, params)
+            schema = _clean_schema(model.model_json_schema())
+            schema.setdefault("properties", {})
+            schema["type"] = "object"
         text = description if description is not None else _description_from_doc(doc)
         return_hint = hints.get("return", inspect.Signature.empty)
         returns = None if return_hint is inspect.Signature.empty else _annotation_text(return_hint)
         return_schema = None
         if return_hint not in (inspect.Signature.empty, None, type(None), Any):
-            try:
-                return_schema = _clean_schema(pydantic.TypeAdapter(return_hint).json_schema())
-            except (pydantic.PydanticSchemaGenerationError, pydantic.PydanticUserError, TypeError):
-                return_schema = None
+            return_schema = _plain_schema(return_hint)
+            if return_schema is None:
+                import pydantic
+
+                try:
+                    return_schema = _clean_schema(pydantic.TypeAdapter(return_hint).json_schema())
+                except (pydantic.PydanticSchemaGenerationError, pydantic.PydanticUserError, TypeError):
+                    return_schema = None
         return cls(
             name=name or fn.__name__,
             description=text,
@@ -105,6 +114,7 @@ class Tool:
             deferred=deferred,
             returns_doc=(doc.returns.description or "").strip() or None if doc.returns else None,
             _validator=model,
+            _pending_params=None if model is not None else tuple(params),
         )
 
     def schema(self) -> dict[str, Any]:
@@ -142,6 +152,8 @@ class Tool:
         """
         if not isinstance(arguments, Mapping):
             raise ToolArgumentError(f"arguments for {self.name} must be a JSON object, got {type(arguments).__name__}")
+        if self._validator is None and self._pending_params is not None:
+            self._validator = _arguments_model(self.fn.__name__, list(self._pending_params))
         if self._validator is None:
             missing = [p for p in self.parameters.get("required", []) if p not in arguments]
             if missing:
@@ -153,6 +165,8 @@ class Tool:
             raise ToolArgumentError(
                 f"{self.name}: unknown argument(s) {', '.join(unknown)}; expected: {self.signature()}"
             )
+        import pydantic  # loaded by now: the validator is a pydantic model
+
         try:
             validated = self._validator.model_validate(dict(arguments))
         except pydantic.ValidationError as exc:
@@ -225,10 +239,90 @@ def result_text(value: Any) -> str:
         return repr(value)
 
 
+class _Param(NamedTuple):
+    name: str
+    annotation: Any
+    default: Any  # `...` when the parameter is required
+    description: str | None
+
+
+def _arguments_model(fn_name: str, params: list[_Param]) -> type[pydantic.BaseModel]:
+    """The pydantic model that validates a tool's arguments."""
+    import pydantic
+
+    # Fields get neutral names and the parameter name as alias, so parameters called `schema`,
+    # `json` or `model_config` cannot clash with pydantic's own attributes.
+    fields = {
+        f"p{i}": (_typeddict_compat(p.annotation),
+                  pydantic.Field(default=p.default, alias=p.name, description=p.description))
+        for i, p in enumerate(params)
+    }
+    return pydantic.create_model(f"{fn_name}_arguments", **fields)  # type: ignore[call-overload,no-any-return]
+
+
+_PLAIN_TYPES: dict[Any, dict[str, Any]] = {
+    str: {"type": "string"}, int: {"type": "integer"}, float: {"type": "number"},
+    bool: {"type": "boolean"}, type(None): {"type": "null"}, None: {"type": "null"},
+    list: {"items": {}, "type": "array"}, dict: {"additionalProperties": True, "type": "object"},
+}
+_PLAIN_DEFAULTS = (type(None), bool, int, float, str)
+
+
+def _plain_schema(annotation: Any) -> dict[str, Any] | None:
+    """The JSON schema pydantic gives `annotation` (titles dropped, keys sorted as pydantic sorts them) when
+    it is a plain JSON type; None for anything else (pydantic builds those)."""
+    if annotation is Any:
+        return {}
+    try:
+        plain = _PLAIN_TYPES.get(annotation)
+    except TypeError:  # an unhashable annotation
+        return None
+    if plain is not None:
+        return dict(plain)
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin is list and len(args) == 1:
+        items = _plain_schema(args[0])
+        return None if items is None else {"items": items, "type": "array"}
+    if origin is dict and len(args) == 2 and args[0] is str:
+        values = _plain_schema(args[1])
+        return None if values is None else {"additionalProperties": values or True, "type": "object"}
+    if origin is typing.Union or origin is types.UnionType:
+        members = [_plain_schema(a) for a in args]
+        if any(m is None or not m for m in members):  # pydantic simplifies unions with Any: leave them to it
+            return None
+        return {"anyOf": members}
+    return None
+
+
+def _plain_arguments_schema(params: list[_Param]) -> dict[str, Any] | None:
+    """The arguments' object schema written directly, or None when a parameter needs pydantic."""
+    properties: dict[str, Any] = {}
+    for p in params:
+        prop = _plain_schema(p.annotation)
+        if prop is None:
+            return None
+        if p.default is not ...:
+            if type(p.default) not in _PLAIN_DEFAULTS or p.default != p.default or p.default in (
+                    float("inf"), float("-inf")):
+                return None
+            prop["default"] = p.default
+        if p.description:
+            prop["description"] = p.description
+        properties[p.name] = dict(sorted(prop.items()))
+    schema: dict[str, Any] = {"properties": properties}
+    required = [p.name for p in params if p.default is ...]
+    if required:
+        schema["required"] = required
+    schema["type"] = "object"
+    return schema
+
+
 def _typeddict_compat(annotation: Any) -> Any:
     """Swap `typing.TypedDict` classes for `typing_extensions` ones: pydantic needs that on Python 3.11."""
     if sys.version_info >= (3, 12):
         return annotation
+    import typing_extensions
+
     if is_typeddict(annotation) and not isinstance(annotation, typing_extensions._TypedDictMeta):  # type: ignore[attr-defined]
         hints = get_type_hints(annotation, include_extras=True)
         fields = {k: _typeddict_compat(v) for k, v in hints.items()}
