@@ -66,8 +66,13 @@ class Reply:
 
         Thinking models (DeepSeek, Kimi) reject a follow-up request unless the `reasoning_content` of an
         assistant turn that made tool calls is sent back, so it is kept on such turns.
+
+        Calls read from the text are replayed as native calls only (the text that held them is dropped):
+        the server's chat template renders them in the model's own call format, so the history teaches
+        that format instead of showing each call twice (a small model copies its earlier replies).
         """
-        msg: dict[str, Any] = {"role": "assistant", "content": self.content}
+        written = any(c.recovered not in (None, "arguments") for c in self.tool_calls)
+        msg: dict[str, Any] = {"role": "assistant", "content": None if written else self.content}
         if self.tool_calls:
             msg["tool_calls"] = [c.to_message() for c in self.tool_calls]
             if self.reasoning:
