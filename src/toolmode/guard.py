@@ -2,8 +2,10 @@
 
 - `correction(...)`: a reply that looks like a tool call but could not be read is not the answer; the
   model gets one short message saying what was wrong and the exact shape expected, and the run goes on.
+  An empty reply is not the answer either (up to twice a run the model is asked for one).
 - `review(...)`: a call repeated with the same arguments and the same result gets a note, and the model a
-  short user message telling it to answer or change course (small models repeat one call 4-8 times otherwise) (small models repeat one call 4-8 times otherwise).
+  short user message that restates the task and tells the model to answer it in full or change course
+  (small models repeat one call 4-8 times otherwise, and then answer only the part they last printed).
 """
 
 from __future__ import annotations
@@ -20,15 +22,28 @@ from toolmode.trace import Trace
 class RunGuard:
     """Per-run state: which calls were made, at which step."""
 
-    def __init__(self, trace: Trace) -> None:
+    def __init__(self, trace: Trace, task: str = "") -> None:
         self.trace = trace
+        self.task = task
+        self.empty_replies = 0
         # (name, arguments) -> (first step, times made, its result)
         self.seen: dict[tuple[str, str], tuple[int, int, str | None]] = {}
 
     def correction(self, reply: Reply, step: int, tools: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
         """The corrective user message for an unreadable call, or None when the reply is an answer."""
-        if reply.tool_calls or not reply.problem:
+        if reply.tool_calls:
             return None
+        if not reply.problem:
+            if (reply.content or "").strip() or reply.finish_reason not in (None, "stop") \
+                    or self.empty_replies >= EMPTY_REPLY_RETRIES:
+                return None
+            self.empty_replies += 1
+            # An empty reply is not an answer (a small model sometimes stops at once after a failed program).
+            self.trace.emit("notice", step=step, about="empty_reply", message="an empty reply is not the answer")
+            return {"role": "user", "content": (
+                "Your reply was empty. If the results so far answer the task, reply with the final answer in "
+                "plain text; otherwise make a call."
+            )}
         cut = " It was cut off at the token limit: keep the call shorter." if reply.finish_reason == "length" else ""
         self.trace.emit("notice", step=step, about="unreadable_call", message=f"not taken as the answer: {reply.problem}")
         text = (
@@ -62,9 +77,19 @@ class RunGuard:
         names = ", ".join(sorted({c.name for c in repeated}))
         return [{"role": "user", "content": (
             f"You repeated the same {names} call and got the same result as before. Do not call it again. "
-            "If that result answers the task, reply now with the final answer in plain text, in the format "
-            "the task asked for; otherwise make a different call."
+            f"{_restated(self.task)}If the results so far answer every part of the task, reply now with the "
+            "final answer in plain text, in the format the task asked for; otherwise make a different call "
+            "that gets what is missing."
         )}]
+
+
+EMPTY_REPLY_RETRIES = 2  # then an empty reply is taken as the (empty) answer
+TASK_RESTATED_MAX = 1000  # characters; a longer task is not repeated (the model has it in its first message)
+
+
+def _restated(task: str) -> str:
+    task = task.strip()
+    return f"The task was:\n{task}\n" if task and len(task) <= TASK_RESTATED_MAX else ""
 
 
 def example_call(tools: Sequence[dict[str, Any]]) -> str:

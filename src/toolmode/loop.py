@@ -107,7 +107,7 @@ def run_agent(
                              len(records), str(trace.path) if trace.path else None, limit, result))
         return result
 
-    guard = RunGuard(trace)
+    guard = RunGuard(trace, task)
     try:
         trace.publish(RunStart(task, mode.name, model.model, getattr(model, "base_url", None),
                                [s["function"]["name"] for s in mode.tool_schemas()], mode.notes(),
