@@ -233,3 +233,26 @@ def test_call_like_text_that_cannot_be_read_is_a_problem(content: str, reason: s
 def test_prose_and_data_are_neither_calls_nor_problems(content: str) -> None:
     found = find_text_calls(content, REACT)
     assert found.calls == [] and found.problem is None
+
+
+# ----------------------------------------------------------------------------- a call, then more text
+
+
+def test_a_call_that_opens_the_reply_runs_and_the_text_after_it_is_dropped() -> None:
+    # Recorded from the 1.5B (t03 fixtures): the call, a stray fence, then a guessed answer.
+    content = ('{"name": "run_code", "arguments": {"code": "print(1)"}}\n```\n'
+               "The file `billing.log` has the most ERROR lines.")
+    assert pairs(content, CODE) == [("run_code", {"code": "print(1)"})]
+
+
+@pytest.mark.parametrize("content", [
+    '{"name": "Ada", "age": 3}\n```\nThat is the record.',  # data, not a call
+    '{"name": "read_file"}\n```\nno arguments key: a name, not a call',
+])
+def test_an_opening_object_that_is_not_a_call_stays_text(content: str) -> None:
+    assert pairs(content) == []
+
+
+def test_an_opening_call_to_an_unknown_tool_is_not_run() -> None:
+    found = find_text_calls('{"name": "delete_all", "arguments": {}}\n```\nand so on', REACT)
+    assert found.calls == [] and "no tool named 'delete_all'" in (found.problem or "")
