@@ -185,3 +185,18 @@ def test_output_cap_marks_the_cut(scripted, workspace):
     assert output.startswith("x" * limit)
     assert "truncated" in output and len(output) < 5000
 
+
+
+def test_a_repaired_program_is_noted_for_the_model_and_in_the_trace(scripted, workspace, tmp_path):
+    server = scripted([call("run_code", code="print('a' + '\n' + 'b')"), reply("done")])
+    with Agent(tools=builtin_tools(workspace), mode="code", base_url=server.base_url, model="m",
+               workspace=workspace, console=False, runs_dir=tmp_path / "runs") as agent:
+        result = agent.run("print two letters")
+    (output,) = tool_messages(server.requests[1])
+    assert output.startswith("[note: the program did not parse (line 1: unterminated string literal")
+    assert output.endswith("]\na\nb")
+    events = [json.loads(line) for line in Path(result.trace_path).read_text().splitlines()]
+    notes = [e["message"] for e in events if e["kind"] == "notice"]
+    assert any(n.startswith("run_code: the program did not parse") for n in notes)
+    [res] = [e for e in events if e["kind"] == "tool_result"]
+    assert res["error"] is False

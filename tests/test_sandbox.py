@@ -164,6 +164,37 @@ def test_syntax_error_line(sandbox: Sandbox) -> None:
 
 
 @needs_landlock
+def test_a_line_break_that_cuts_a_string_is_read_as_backslash_n(sandbox: Sandbox) -> None:
+    # JSON "print('a\nb')" decodes to a real line break inside the literal (recorded from the 1.5B)
+    res = run(sandbox, "for w in ['x', 'y']:\n    print(w + ': ' + str('a\nb'.count('\n')))\n")
+    assert res.error is None and res.output == "x: 1\ny: 1\n"
+    assert res.repaired is not None and res.repaired.startswith("the program did not parse (line 2: unterminated")
+    assert res.text().startswith("[note: the program did not parse (line 2: ")
+
+
+@needs_landlock
+def test_escaped_quotes_outside_strings_are_read_as_quotes(sandbox: Sandbox) -> None:
+    res = run(sandbox, "d = {'lines': 3}\nprint(f'{d[\\\"lines\\\"]} lines')\n")
+    assert res.output == "3 lines\n" and "read as a plain quote" in (res.repaired or "")
+
+
+@needs_landlock
+def test_errors_in_a_repaired_program_point_at_the_program_that_ran(sandbox: Sandbox) -> None:
+    res = run(sandbox, "s = 'a\nb'\nprint(len(s))\nprint(s[10])\n")
+    assert res.output == "3\n" and res.line == 3
+    assert "Error at line 3: print(s[10])\nIndexError" in (res.error or "")
+
+
+@needs_landlock
+def test_a_program_no_repair_fixes_keeps_its_own_syntax_error(sandbox: Sandbox) -> None:
+    res = run(sandbox, "print('a\nprint(1 +)\n")
+    assert res.repaired is None
+    assert (res.error or "").startswith("Error at line 1: print('a\nSyntaxError: unterminated string literal")
+    res = run(sandbox, "print('ok')\n")  # a program that parses is never touched
+    assert res.repaired is None and res.text() == "ok"
+
+
+@needs_landlock
 def test_timeout_then_next_run_works(sandbox: Sandbox) -> None:
     res = run(sandbox, "print('start')\nwhile True:\n    pass")
     assert res.timed_out

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from toolmode import runctx
+from toolmode.events import Notice
 from toolmode.modes.base import Catalog, FailedResult, Mode, UnknownTool
 from toolmode.modes.prompts import LOCAL_CODE_PROMPT, LOCAL_HYBRID_PROMPT, check_style
 from toolmode.sandbox import Handles, Sandbox, SandboxLimits, StubSpec
@@ -153,6 +154,8 @@ class CodeMode(Mode):
         with self._lock:
             result = self.sandbox.run(code, self._stubs, self._host_call, deadline)
             earlier, self._defined = self._defined, self._defined | _assigned(code)
+        if result.repaired:  # marked in the trace like a recovered call
+            runctx.emit(Notice(f"run_code: {result.repaired}", run.step if run is not None else None))
         if not result.error:
             return result.text()
         m = re.search(r"NameError: name '(\w+)' is not defined", result.error)

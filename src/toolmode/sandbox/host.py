@@ -587,6 +587,10 @@ class Sandbox:
         if not isinstance(output, str) or not isinstance(dropped, int) or not (error is None or isinstance(error, dict)):
             raise ProtocolError("malformed done frame")
         text, truncated = cap_output(output, self.limits.max_output, dropped)
+        repaired = msg.get("repaired")
+        note = None
+        if isinstance(repaired, dict) and isinstance(repaired.get("note"), str) and isinstance(repaired.get("code"), str):
+            note, code = repaired["note"][:300], repaired["code"]  # error lines refer to the program that ran
         err_text = line = None
         if error is not None:
             line = error.get("line")
@@ -599,7 +603,8 @@ class Sandbox:
         if msg.get("retire") is True and self.persistent:
             self._state_lost = True  # the next run starts in a fresh namespace and is told so
             self._replace()
-        return CodeResult(output=text, error=err_text, line=line, truncated=truncated, calls=state.calls, reset=lost)
+        return CodeResult(output=text, error=err_text, line=line, truncated=truncated, calls=state.calls, reset=lost,
+                          repaired=note)
 
     def _call(self, msg: dict[str, Any], state: _RunState, call: Callable[[str, dict[str, Any]], Any],
               deadline: float, guard: _Guard) -> dict[str, Any]:

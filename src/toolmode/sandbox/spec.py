@@ -86,8 +86,9 @@ class CodeResult:
     calls: int = 0
     timed_out: bool = False
     reset: bool = False
+    repaired: str | None = None  # what was changed to make the program parse (worker.compile_program)
 
     def text(self) -> str:
-        """What the model sees: the output, then the error; a hint when there is neither."""
-        parts = [p for p in (self.output.rstrip("\n"), self.error) if p]
-        return "\n".join(parts) if parts else EMPTY_OUTPUT
+        """What the model sees: a repair note, the output, then the error; a hint when there is neither."""
+        parts = [p for p in (self.output.rstrip("\n"), self.error) if p] or [EMPTY_OUTPUT]
+        return "\n".join([f"[note: {self.repaired}]", *parts] if self.repaired else parts)

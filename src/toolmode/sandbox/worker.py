@@ -223,8 +223,9 @@ class Runner:
         error = None
         saved = sys.stdout, sys.stderr
         sys.stdout = sys.stderr = capture
+        repaired = None
         try:
-            compiled = compile(code, "<code>", "exec")
+            compiled, repaired = compile_program(code)
         except SyntaxError as exc:
             error = {"type": type(exc).__name__, "message": str(exc.msg), "line": exc.lineno}
         else:
@@ -242,8 +243,55 @@ class Runner:
         # Retire when the hard ceiling cannot give the next run its full CPU allowance (the host then
         # tells the model that the namespace was reset).
         retire = (leftover_threads and not self.persistent) or self._next_cpu_limit() > self.cpu_hard
-        return {"op": "done", "run": run_id, "output": capture.text(), "dropped": capture.dropped, "error": error,
+        done = {"op": "done", "run": run_id, "output": capture.text(), "dropped": capture.dropped, "error": error,
                 "retire": retire, "threads": leftover_threads}
+        if repaired is not None:
+            done["repaired"] = repaired
+        return done
+
+
+def compile_program(code: str) -> tuple[Any, dict[str, str] | None]:
+    """compile() the program; when it does not parse, try the two slips small models make when they write a
+    program inside JSON, and run the first variant that parses: a line break inside a one-line string
+    literal (`'\\n'` written as `'\n'` in JSON, so the string is cut) becomes `\\n` again, and escaped quotes
+    (`[\\"key\\"]` outside any string) become plain quotes. Returns the code object and, for a variant,
+    `{"note": what was changed, "code": the program that ran}`; raises the original SyntaxError otherwise."""
+    try:
+        return compile(code, "<code>", "exec"), None
+    except SyntaxError as exc:
+        first = exc
+    unquoted = code.replace('\\"', '"').replace("\\'", "'")
+    candidates = [(_rejoin_strings(code), "each line break inside a one-line string written as \\n")]
+    if unquoted != code:
+        candidates += [(unquoted, 'each \\" read as a plain quote'),
+                       (_rejoin_strings(unquoted), 'each \\" read as a plain quote and each line break inside a '
+                                                   "one-line string written as \\n")]
+    for fixed, what in candidates:
+        if fixed is None or fixed == code:
+            continue
+        try:
+            compiled = compile(fixed, "<code>", "exec")
+        except (SyntaxError, ValueError):
+            continue
+        note = f"the program did not parse (line {first.lineno}: {first.msg}); it ran with {what}"
+        return compiled, {"note": note, "code": fixed}
+    raise first
+
+
+def _rejoin_strings(code: str, limit: int = 50) -> str | None:
+    """`code` with each line break that cuts a one-line string literal written as the escape `\\n`, or None
+    when no such cut is found (at most `limit` of them)."""
+    lines = code.split("\n")
+    for attempt in range(limit):
+        try:
+            compile("\n".join(lines), "<code>", "exec")
+            return "\n".join(lines)
+        except SyntaxError as exc:
+            line = exc.lineno
+            if not str(exc.msg).startswith("unterminated string literal") or not line or line >= len(lines):
+                return None if attempt == 0 else "\n".join(lines)
+            lines[line - 1:line + 1] = [lines[line - 1] + "\\n" + lines[line]]
+    return "\n".join(lines)
 
 
 def _no_processes(command: Any = None) -> int:
