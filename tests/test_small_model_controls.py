@@ -291,3 +291,56 @@ def test_bench_takes_the_model_options_and_keeps_them_for_resume(tmp_path) -> No
     assert (resumed["temperature"], resumed["max_tokens"], resumed["request_timeout"]) == (0.2, 512, 900.0)
     with pytest.raises(SystemExit):
         build_parser().parse_args(["--max-tokens", "0"])
+
+
+# ----------------------------------------------------------------------------- history, empty replies, task
+
+
+def test_a_call_read_from_text_is_replayed_as_a_native_call_only(scripted, tmp_path) -> None:
+    written = 'Let me echo it.\n```json\n{"name": "echo", "arguments": {"text": "hi"}}\n```'
+    server = scripted([reply(written), calls(("echo", '{"text": "again"}')), reply("done")])
+    with agent(server, tmp_path) as a:
+        result = a.run("say hi")
+    assert result.answer == "done"
+    replayed = server.requests[1]["messages"][-2]
+    assert replayed["role"] == "assistant" and replayed["content"] is None  # the template renders the call
+    assert json.loads(replayed["tool_calls"][0]["function"]["arguments"]) == {"text": "hi"}
+    trace_reply = next(e for e in events(result) if e["kind"] == "reply")
+    assert trace_reply["content"] == written  # the trace keeps what the model wrote
+
+
+def test_a_native_call_keeps_its_text(scripted, tmp_path) -> None:
+    server = scripted([{"content": "Echoing.", "tool_calls": [{"name": "echo", "arguments": '{"text": "a"}'}]},
+                       reply("done")])
+    with agent(server, tmp_path) as a:
+        a.run("say a")
+    assert server.requests[1]["messages"][-2]["content"] == "Echoing."
+
+
+def test_an_empty_reply_is_not_the_answer(scripted, tmp_path) -> None:
+    server = scripted([call("echo", text="x"), reply(""), reply("the answer: x")])
+    with agent(server, tmp_path) as a:
+        result = a.run("echo x")
+    assert result.answer == "the answer: x" and result.steps == 3
+    nudge = server.requests[2]["messages"][-1]
+    assert nudge["role"] == "user" and nudge["content"].startswith("Your reply was empty.")
+    assert [e["about"] for e in events(result) if e["kind"] == "notice"] == ["empty_reply"]
+
+
+def test_empty_replies_are_sent_back_twice_then_taken(scripted, tmp_path) -> None:
+    server = scripted([reply(""), reply("  \n"), reply("")])
+    with agent(server, tmp_path, max_steps=5) as a:
+        result = a.run("echo x")
+    assert result.stopped == "answer" and result.answer == "" and result.steps == 3
+
+
+def test_the_repeat_message_restates_a_short_task_only(scripted, tmp_path) -> None:
+    script = [call("echo", text="x"), call("echo", text="x"), reply("x")]
+    server = scripted(script)
+    with agent(server, tmp_path) as a:
+        a.run("Echo x, then say which letter it was.")
+    assert "The task was:\nEcho x, then say which letter it was.\n" in server.requests[2]["messages"][-1]["content"]
+    server = scripted(script)
+    with agent(server, tmp_path) as a:
+        a.run("Echo x. " + "Context. " * 200)
+    assert "The task was" not in server.requests[2]["messages"][-1]["content"]
