@@ -31,7 +31,7 @@ from ..tools.callscope import CallScope, ToolCancelled
 from ..tools.callscope import remaining_time as remaining_time
 from . import boot, landlock, runlimits, seccomp
 from .budget import WriteBudget
-from .output import cap_output, format_error
+from .output import cap_output, escape_control, format_error
 from .protocol import Channel, ChannelClosed, FrameTimeout, ProtocolError, encode
 from .spawn import interpreter, kill_group, on_spawner, scrubbed_env
 from .spec import CodeResult, Handles, SandboxLimits, SandboxUnavailable, StubSpec, UnsafeWorkspace
@@ -588,9 +588,9 @@ class Sandbox:
             raise ProtocolError("malformed done frame")
         text, truncated = cap_output(output, self.limits.max_output, dropped)
         repaired = msg.get("repaired")
-        note = None
+        repair_note = None
         if isinstance(repaired, dict) and isinstance(repaired.get("note"), str) and isinstance(repaired.get("code"), str):
-            note, code = repaired["note"][:300], repaired["code"]  # error lines refer to the program that ran
+            repair_note, code = escape_control(repaired["note"][:300]), repaired["code"]  # error lines refer to the program that ran
         err_text = line = None
         if error is not None:
             line = error.get("line")
@@ -604,7 +604,7 @@ class Sandbox:
             self._state_lost = True  # the next run starts in a fresh namespace and is told so
             self._replace()
         return CodeResult(output=text, error=err_text, line=line, truncated=truncated, calls=state.calls, reset=lost,
-                          repaired=note)
+                          repaired=repair_note)
 
     def _call(self, msg: dict[str, Any], state: _RunState, call: Callable[[str, dict[str, Any]], Any],
               deadline: float, guard: _Guard) -> dict[str, Any]:
