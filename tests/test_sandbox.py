@@ -195,6 +195,19 @@ def test_a_program_no_repair_fixes_keeps_its_own_syntax_error(sandbox: Sandbox) 
 
 
 @needs_landlock
+def test_a_forged_repair_in_a_done_frame_is_escaped_and_bounded(sandbox: Sandbox) -> None:
+    # The done frame comes from the worker, which the program controls: the note is escaped and capped, and a
+    # "repaired program" longer than any repair makes is not used to quote the error line.
+    from toolmode.sandbox.host import _RunState
+
+    frame = {"output": "", "dropped": 0, "error": {"type": "SyntaxError", "message": "x", "line": 2},
+             "repaired": {"note": "\x1b[31mred" + "n" * 1000, "code": "a\n" + "LONG" * 1000}}
+    res = sandbox._finish("x = 1\ny = (\n", frame, _RunState(set(), 10), False)
+    assert res.repaired is not None and "\x1b" not in res.repaired and len(res.repaired) < 320
+    assert (res.error or "").startswith("Error at line 2: y = (")
+
+
+@needs_landlock
 def test_timeout_then_next_run_works(sandbox: Sandbox) -> None:
     res = run(sandbox, "print('start')\nwhile True:\n    pass")
     assert res.timed_out

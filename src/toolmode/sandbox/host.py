@@ -37,6 +37,7 @@ from .spawn import interpreter, kill_group, on_spawner, scrubbed_env
 from .spec import CodeResult, Handles, SandboxLimits, SandboxUnavailable, StubSpec, UnsafeWorkspace
 
 DEFAULT_LIMITS = SandboxLimits()  # frozen, so sharing it as a default is safe
+REPAIR_SLACK = 64  # characters a repaired program may add (50 rejoined strings at most)
 POLICIES = ("auto", "landlock", "bwrap", "none")
 STARTUP_TIMEOUT = 15.0
 CHECK_INTERVAL = 0.1  # how often a running program's writes and CPU time are checked
@@ -590,7 +591,11 @@ class Sandbox:
         repaired = msg.get("repaired")
         repair_note = None
         if isinstance(repaired, dict) and isinstance(repaired.get("note"), str) and isinstance(repaired.get("code"), str):
-            repair_note, code = escape_control(repaired["note"][:300]), repaired["code"]  # error lines refer to the program that ran
+            repair_note = escape_control(repaired["note"][:300])
+            # Error lines refer to the program that ran. A repair adds at most one character per cut string
+            # (worker.compile_program): anything longer is not trusted as the program (the frame is the worker's).
+            if len(repaired["code"]) <= len(code) + REPAIR_SLACK:
+                code = repaired["code"]
         err_text = line = None
         if error is not None:
             line = error.get("line")
