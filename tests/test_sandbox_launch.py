@@ -183,12 +183,13 @@ def test_file_tools_never_write_into_the_package_or_a_sys_path_entry(
     monkeypatch.syspath_prepend(str(root / "lib.zip"))
     monkeypatch.setattr("toolmode.hostenv.__file__", str(root / "toolmode" / "hostenv.py"))  # "this" package
     write = {t.name: t for t in builtin_tools(root)}["write_file"]
+    worker_before = (root / "toolmode" / "sandbox" / "worker.py").read_text()
     for path, why in [("toolmode/sandbox/worker.py", "toolmode's own package directory"),
                       ("toolmode/new.py", "toolmode's own package directory"),
                       ("lib/json.py", "sys.path"), ("lib.zip", "sys.path")]:
         with pytest.raises(PermissionError, match=why):
             write(path=path, content="import os\n")
-    assert "ran" not in (root / "toolmode" / "sandbox" / "worker.py").read_text()
+    assert (root / "toolmode" / "sandbox" / "worker.py").read_text() == worker_before
     assert not (root / "lib" / "json.py").exists()
     assert write(path="notes.txt", content="fine") == "wrote 4 bytes to notes.txt"
     inner = {t.name: t for t in builtin_tools(root / "toolmode" / "sandbox")}["write_file"]
