@@ -251,11 +251,12 @@ class Runner:
 
 
 def compile_program(code: str) -> tuple[Any, dict[str, str] | None]:
-    """compile() the program; when it does not parse, try the two slips small models make when they write a
-    program inside JSON, and run the first variant that parses: a line break inside a one-line string
-    literal (`'\\n'` written as `'\n'` in JSON, so the string is cut) becomes `\\n` again, and escaped quotes
-    (`[\\"key\\"]` outside any string) become plain quotes. Returns the code object and, for a variant,
-    `{"note": what was changed, "code": the program that ran}`; raises the original SyntaxError otherwise."""
+    r"""compile() the program; when it does not parse, try the two slips small models make when they write a
+    program inside a JSON string, and run the first variant that parses: a string escape written in the JSON
+    as `\n` where `\\n` was needed (so the decoded program has a real line break inside a one-line string)
+    becomes the escape again, and escaped quotes left outside any string (`d[\"key\"]`) become plain quotes.
+    Returns the code object and, for a variant, `{"note": what was changed, "code": the program that ran}`;
+    raises the original SyntaxError when no variant parses."""
     try:
         return compile(code, "<code>", "exec"), None
     except SyntaxError as exc:
@@ -279,7 +280,7 @@ def compile_program(code: str) -> tuple[Any, dict[str, str] | None]:
 
 
 def _rejoin_strings(code: str, limit: int = 50) -> str | None:
-    """`code` with each line break that cuts a one-line string literal written as the escape `\\n`, or None
+    r"""`code` with each line break that cuts a one-line string literal written as the escape `\n`, or None
     when no such cut is found (at most `limit` of them)."""
     lines = code.split("\n")
     for attempt in range(limit):
