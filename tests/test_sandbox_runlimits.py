@@ -134,8 +134,8 @@ def test_fork_flood_control_reaches_past_the_limit(tmp_path: Path) -> None:
 def test_memory_spread_is_held_to_the_run_total(layer: str, tmp_path: Path) -> None:
     # Each child may map 192 MiB (RLIMIT_AS) and touches 80; four of them would hold 320 MiB together.
     out, err, code, sampler = _run(tmp_path, "memory_spread.py", "4 80", memory_mb=192)
-    assert out.count("holds 80 MiB") < 4, out + err
     if layer == "cgroup":
+        assert out.count("holds 80 MiB") < 4, out + err  # the kernel refuses the fourth block
         assert "killed when the run's processes together reached its 192 MiB memory limit" in err, out + err
         assert "child status -9" in out
         # Every child that ended well held its 80 MiB for 2 s, at the same time as the others that did.
@@ -144,8 +144,11 @@ def test_memory_spread_is_held_to_the_run_total(layer: str, tmp_path: Path) -> N
         # along with the memory that its death let another child take: up to one child's block of slack.
         assert sampler.max_anon <= (192 + 80) * MiB, sampler.max_anon / MiB
     else:
+        # The supervisor samples every 0.1 s: all four children may touch their 80 MiB inside one interval
+        # (seen once in CI), but none keeps it for its 2 s: the whole run is stopped at the next sample.
         assert "stopped: the run's processes held" in err and "(limit 192 MiB for the whole run)" in err, out + err
         assert code == -9
+        assert "child status 0" not in out, out
 
 
 def test_memory_spread_control_holds_all_of_it(tmp_path: Path) -> None:
