@@ -104,8 +104,8 @@ def find_text_calls(content: str | None, tools: Tools, *, code_blocks: bool = Fa
         finder.python_calls(body)
     if not json_blocks and not py_blocks and _starts_with_call(content, tools):
         finder.python_calls(content.strip(), whole=True)
-    if not finder.calls and (lead := _leading_object(content)) is not None:
-        finder._json_call(lead, need_arguments=True)  # a call, then text (often a guessed answer): the call runs
+    if not finder.calls and content.lstrip().startswith("{"):
+        finder.json_block(content.strip(), bare=True)  # a call, then text (often a guessed answer): the call runs
     if finder.calls:
         return TextCalls(finder.calls, finder.kind)
     if code_blocks and RUN_CODE in tools.params:
@@ -169,18 +169,6 @@ def _bare_objects(content: str) -> list[str]:
         return [text]
     m = re.search(r"(?m)^[ \t]*\{", content)
     return [content[m.start():].strip()] if m else []
-
-
-def _leading_object(content: str) -> Any:
-    """The strict JSON object that opens the reply when other text follows it, else None."""
-    text = content.strip()
-    if not text.startswith("{"):
-        return None
-    try:
-        obj, end = json.JSONDecoder().raw_decode(text)
-    except ValueError:
-        return None
-    return obj if isinstance(obj, dict) and text[end:].strip() else None
 
 
 def _starts_with_call(content: str, tools: Tools) -> bool:
