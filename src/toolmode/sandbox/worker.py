@@ -261,38 +261,44 @@ def compile_program(code: str) -> tuple[Any, dict[str, str] | None]:
         return compile(code, "<code>", "exec"), None
     except SyntaxError as exc:
         first = exc
-    unquoted = code.replace('\\"', '"').replace("\\'", "'")
-    candidates = [(_rejoin_strings(code), "each line break inside a one-line string written as \\n")]
-    if unquoted != code:
-        candidates += [(unquoted, 'each \\" read as a plain quote'),
-                       (_rejoin_strings(unquoted), 'each \\" read as a plain quote and each line break inside a '
-                                                   "one-line string written as \\n")]
-    for fixed, what in candidates:
-        if fixed is None or fixed == code:
+    for variant, what in _variants(code):  # made one at a time: the first that parses is run
+        if variant is None:
             continue
-        try:
-            compiled = compile(fixed, "<code>", "exec")
-        except (SyntaxError, ValueError):
-            continue
+        text, compiled = variant
+        if compiled is None:
+            try:
+                compiled = compile(text, "<code>", "exec")
+            except (SyntaxError, ValueError):
+                continue
         note = f"the program did not parse (line {first.lineno}: {first.msg}); it ran with {what}"
-        return compiled, {"note": note, "code": fixed}
+        return compiled, {"note": note, "code": text}
     raise first
 
 
-def _rejoin_strings(code: str, limit: int = 50) -> str | None:
-    r"""`code` with each line break that cuts a one-line string literal written as the escape `\n`, or None
-    when no such cut is found (at most `limit` of them)."""
+def _variants(code: str) -> Any:
+    """(program, its code object or None when not compiled yet) or None, and what was changed; lazily."""
+    rejoined = "each line break inside a one-line string written as \\n"
+    yield _rejoin_strings(code), rejoined
+    unquoted = code.replace('\\"', '"').replace("\\'", "'")
+    if unquoted != code:
+        yield (unquoted, None), 'each \\" read as a plain quote'
+        yield _rejoin_strings(unquoted), f'each \\" read as a plain quote and {rejoined}'
+
+
+def _rejoin_strings(code: str, limit: int = 50) -> tuple[str, Any] | None:
+    r"""`code` with each line break that cuts a one-line string literal written as the escape `\n`, and its
+    code object; None when there is no such cut or the result still does not parse (at most `limit` cuts)."""
     lines = code.split("\n")
-    for attempt in range(limit):
+    for _ in range(limit):
+        text = "\n".join(lines)
         try:
-            compile("\n".join(lines), "<code>", "exec")
-            return "\n".join(lines)
+            return text, compile(text, "<code>", "exec")
         except SyntaxError as exc:
             line = exc.lineno
             if not str(exc.msg).startswith("unterminated string literal") or not line or line >= len(lines):
-                return None if attempt == 0 else "\n".join(lines)
+                return None
             lines[line - 1:line + 1] = [lines[line - 1] + "\\n" + lines[line]]
-    return "\n".join(lines)
+    return None
 
 
 def _no_processes(command: Any = None) -> int:
