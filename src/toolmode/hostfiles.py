@@ -22,7 +22,7 @@ import shutil
 import stat
 from pathlib import Path
 
-from toolmode.tools.safe_open import O_SEARCH_DIR, EscapeError, open_beneath
+from toolmode.tools.safe_open import O_SEARCH_DIR, EscapeError, descend, open_beneath
 
 READ_LIMIT = 256 * 1024 * 1024  # more than any results file; stops a planted /dev/zero-like file early
 
@@ -55,16 +55,7 @@ def open_dir(path: os.PathLike[str] | str, *, create: bool = True) -> int:
     anchor, parts = _split(path)
     if create and anchor != ".":
         os.makedirs(anchor, exist_ok=True)
-    current = os.open(anchor, O_SEARCH_DIR)
-    try:
-        for part in parts:
-            following = _open_component(current, part, path, create)
-            os.close(current)
-            current = following
-    except BaseException:
-        os.close(current)
-        raise
-    return current
+    return descend(os.open(anchor, O_SEARCH_DIR), parts, lambda fd, part: _open_component(fd, part, path, create))
 
 
 def _open_component(dir_fd: int, name: str, shown: Path, create: bool) -> int:

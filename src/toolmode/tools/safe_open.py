@@ -20,6 +20,10 @@ import os
 import platform
 import stat
 import sys
+from collections.abc import Callable, Iterable
+from typing import TypeVar
+
+T = TypeVar("T")
 
 USE_OPENAT2: bool | None = None  # None: probe once; False: always walk; True: require openat2
 
@@ -131,12 +135,9 @@ def _open_walk(dir_fd: int, raw: bytes, flags: int, mode: int) -> int:
     if not parts:
         parts = [b"."]
     trailing_slash = raw.endswith(b"/")
-    current = os.dup(dir_fd)
+    current = descend(os.dup(dir_fd), parts[:-1],
+                      lambda fd, part: _open_component(fd, part, O_SEARCH_DIR | os.O_NOFOLLOW, 0, shown))
     try:
-        for part in parts[:-1]:
-            following = _open_component(current, part, O_SEARCH_DIR | os.O_NOFOLLOW, 0, shown)
-            os.close(current)
-            current = following
         last_flags = flags | os.O_NOFOLLOW | (os.O_DIRECTORY if trailing_slash else 0)
         fd = _open_component(current, parts[-1], last_flags, mode, shown)
     finally:
@@ -145,6 +146,21 @@ def _open_walk(dir_fd: int, raw: bytes, flags: int, mode: int) -> int:
         os.close(fd)
         raise EscapeError(errno.ELOOP, "symlinks are not followed", shown)
     return fd
+
+
+def descend(dir_fd: int, parts: Iterable[T], open_child: Callable[[int, T], int]) -> int:
+    """The descriptor reached by opening each of `parts` inside the one before, from `dir_fd`, which this
+    takes over: each parent is closed once its child is open, and on an error the one held is closed."""
+    current = dir_fd
+    try:
+        for part in parts:
+            following = open_child(current, part)
+            os.close(current)
+            current = following
+    except BaseException:
+        os.close(current)
+        raise
+    return current
 
 
 def _open_component(dir_fd: int, name: bytes, flags: int, mode: int, shown: str) -> int:

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from toolmode.hostenv import ENVIRONMENT, CodeDir, code_dirs_inside, enclosing_code_dir
-from toolmode.tools.safe_open import O_SEARCH_DIR, PATH_MAX, EscapeError, open_beneath
+from toolmode.tools.safe_open import O_SEARCH_DIR, PATH_MAX, EscapeError, descend, open_beneath
 
 MAX_COMPONENTS = 256  # deeper paths are refused before resolving (each level costs a lookup while resolving)
 
@@ -129,16 +129,8 @@ class Workspace:
 
     def _make_dirs(self, root_fd: int, parts: tuple[str, ...], shown: str | os.PathLike[str]) -> int:
         """A descriptor of root/parts..., creating missing directories one at a time beneath the root."""
-        current = os.dup(root_fd)
-        try:
-            for depth, part in enumerate(parts, 1):
-                following = self._open_or_make_dir(current, part, shown, "/".join(parts[:depth]))
-                os.close(current)
-                current = following
-        except BaseException:
-            os.close(current)
-            raise
-        return current
+        return descend(os.dup(root_fd), range(1, len(parts) + 1),
+                       lambda fd, depth: self._open_or_make_dir(fd, parts[depth - 1], shown, "/".join(parts[:depth])))
 
     def _open_or_make_dir(self, dir_fd: int, name: str, shown: str | os.PathLike[str], where: str) -> int:
         try:
