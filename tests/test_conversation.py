@@ -8,19 +8,9 @@ from typing import Any
 
 import pytest
 
-from toolmode import Agent, Chat, tool
+from echo_agent import make
+from toolmode import Agent, Chat
 from toolmode.testing import call, reply
-
-
-@tool
-def echo(text: str) -> str:
-    """Return the text unchanged."""
-    return text
-
-
-def make(server, **kwargs: Any) -> Agent:
-    kwargs.setdefault("tools", [echo])
-    return Agent(mode="react", model="m", base_url=server.base_url, **kwargs)
 
 
 def test_history_continues_the_conversation_byte_for_byte(scripted) -> None:

@@ -13,8 +13,8 @@ from typing import Any
 from rich.console import Console
 
 import toolmode
+from echo_agent import make
 from toolmode import (
-    Agent,
     ReasoningDelta,
     RunEnd,
     RunStart,
@@ -28,17 +28,6 @@ from toolmode import (
 from toolmode.console import ConsoleSink
 from toolmode.testing import call, calls, fault, reply
 from toolmode.trace import MemorySink
-
-
-@tool
-def echo(text: str) -> str:
-    """Return the text unchanged."""
-    return text
-
-
-def make(server, **kwargs: Any) -> Agent:
-    kwargs.setdefault("tools", [echo])
-    return Agent(mode="react", model="m", base_url=server.base_url, **kwargs)
 
 
 def test_stream_yields_typed_events_in_order_and_the_result_last(scripted) -> None:
