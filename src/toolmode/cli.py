@@ -317,6 +317,7 @@ def _cmd_tools(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `toolmode` command. Returns the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    _console_never_fails()
     if argv and argv[0] in ("bench", "demo", "scripted-server"):
         return _delegate(argv[0], argv[1:])
     args = _build_parser().parse_args(argv)
@@ -340,6 +341,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except _mcp_error() as exc:  # last: importing the MCP SDK to name its error class takes a while
         print(f"toolmode: {error_line(exc)}", file=sys.stderr)
         return 2
+
+
+def _console_never_fails() -> None:
+    """A terminal that cannot show a character (LANG=C, PYTHONIOENCODING=ascii) gets an escape, `\\xb7`,
+    instead of a UnicodeEncodeError that would silence the step view."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None and getattr(stream, "errors", "") == "strict":
+            reconfigure(errors="backslashreplace")
 
 
 def error_line(exc: BaseException) -> str:

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from toolmode import hostfiles
 from toolmode.events import BaseEvent, Event, make_event
+from toolmode.textsafe import encodable_json
 
 __all__ = ["Event", "JsonlSink", "MemorySink", "Sink", "Trace", "new_trace_path"]
 
@@ -38,6 +39,9 @@ class Sink(Protocol):
 class JsonlSink:
     """Appends one JSON line per event to a file, flushed per event.
 
+    Every event is written: text that is not valid UTF-8 (lone surrogates) is escaped, `\\xe9`, and an
+    event whose data cannot be made JSON at all is written as its kind and the reason.
+
     The file and its directory are opened without following any link (see `hostfiles`): the default
     `./runs` is inside the default workspace, where sandboxed code could plant one. A refusal raises
     `hostfiles.UnsafeHostPath`.
@@ -46,18 +50,31 @@ class JsonlSink:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         fd = hostfiles.open_file(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
-        self._file = open(fd, "a", encoding="utf-8")  # noqa: SIM115 - closed by close()
+        self._file = open(fd, "ab")  # noqa: SIM115 - closed by close()
 
     def emit(self, event: BaseEvent) -> None:
         """Write and flush the event (streamed text pieces are left out: the reply event has the text)."""
         if event.kind in DELTA_KINDS:
             return
-        self._file.write(json.dumps(event.to_dict(), ensure_ascii=False, default=str) + "\n")
+        self._file.write(_jsonl_line(event))
         self._file.flush()
 
     def close(self) -> None:
         """Close the file."""
         self._file.close()
+
+
+def _jsonl_line(event: BaseEvent) -> bytes:
+    """The event as one UTF-8 JSON line; never raises for what the event holds."""
+    try:
+        line = json.dumps(event.to_dict(), ensure_ascii=False, default=str)
+    except (TypeError, ValueError, RecursionError) as exc:  # e.g. a circular structure in a tool's data
+        line = json.dumps({"kind": event.kind, "t": event.t, "unwritable": f"{type(exc).__name__}: {exc}"},
+                          ensure_ascii=False, default=str)
+    try:
+        return (line + "\n").encode("utf-8")
+    except UnicodeEncodeError:
+        return (encodable_json(line) + "\n").encode("utf-8")
 
 
 @dataclass
