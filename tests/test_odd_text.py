@@ -94,3 +94,14 @@ def test_the_trace_writer_writes_every_event_it_is_given(tmp_path: Path) -> None
     assert lines[0]["message"] == "bad byte: caf\\xe9 and \\ud800"
     assert lines[1]["unwritable"].startswith("ValueError: Circular reference")
     assert lines[2]["message"] == "after"
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
+def test_a_request_body_with_lone_surrogates_is_sent_escaped(scripted, stream: bool) -> None:
+    from toolmode.models import ModelClient
+
+    server = scripted([reply("ok")])
+    model = ModelClient("m", base_url=server.base_url, stream=stream, deadline=5)
+    assert model.chat([{"role": "user", "content": "caf\udce9 \ud800"}]).content == "ok"
+    model.close()
+    assert server.requests[0]["messages"][0]["content"] == "caf\\xe9 \\ud800"

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from toolmode.defaults import DEFAULT_MAX_RESULT_CHARS, DEFAULT_MAX_STEPS
+from toolmode.defaults import DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_RESULT_CHARS, DEFAULT_MAX_STEPS
 
 
 def _positive_int(text: str) -> int:
@@ -56,7 +56,8 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--temperature", type=temperature, default=None, help="sampling temperature (server default if unset)")
     p.add_argument("--max-tokens", type=_positive_int, default=None, help="cap on generated tokens per reply")
     p.add_argument("--request-timeout", type=positive_float, default=None,
-                   help="seconds one model request may take (default: 120; CPU servers with long prompts need more)")
+                   help="seconds one model request may take, streamed or not (default: 120; CPU servers with "
+                        "long prompts or long replies need more)")
 
 
 def model_params(temperature: float | None, max_tokens: int | None) -> dict[str, Any]:
@@ -106,6 +107,9 @@ def _add_agent_args(run: argparse.ArgumentParser) -> None:
     run.add_argument("--max-result-chars", type=_non_negative_int, default=DEFAULT_MAX_RESULT_CHARS,
                      help="cut each tool result to this many characters; 0 = no cut (default: %(default)s)")
     run.add_argument("--stream", action="store_true", help="stream replies (SSE)")
+    run.add_argument("--idle-timeout", type=_positive_float, default=DEFAULT_IDLE_TIMEOUT, metavar="SECONDS",
+                     help="--stream: retry a reply that has started and then sends nothing for this long "
+                          "(default: %(default)g)")
     run.add_argument("--sandbox", choices=["auto", "landlock", "bwrap", "none"], default="auto",
                      help="code sandbox; 'none' runs model code unconfined (unsafe)")
     run.add_argument("--persistent", action="store_true", help="code mode: keep variables between run_code calls (and chat turns)")
@@ -257,6 +261,7 @@ def _make_agent(args: argparse.Namespace, mode: str, *, console: bool = True, qu
         timeout=args.timeout,
         model_params=model_params(args.temperature, args.max_tokens),
         request_timeout=args.request_timeout or 120.0,
+        idle_timeout=args.idle_timeout,
         prompts=args.prompts,
     )
 
