@@ -60,9 +60,10 @@ class ModelClient:
     """Talks to one model on one OpenAI-compatible endpoint.
 
     `model.chat(messages, tools) -> Reply`. Retries 429 / 5xx / timeouts / broken replies with exponential
-    backoff (or the server's Retry-After) until `deadline` seconds have passed since the request began;
-    the same HTTP 500 twice in a row is taken as permanent (a server that cannot render this conversation
-    will not learn to). `deadline` defaults to 300 s, or `request_timeout` when that is longer.
+    backoff (or the server's Retry-After) until `deadline` seconds have passed since the request began.
+    With a local preset (llamacpp, vllm, ollama) the same HTTP 500 twice in a row is taken as permanent (a
+    server that cannot render this conversation will not learn to); hosted APIs get every retry.
+    `deadline` defaults to 300 s, or `request_timeout` when that is longer.
 
     Every attempt, streamed or not, ends within `request_timeout` seconds (keep-alive comments and a reply
     sent a byte at a time included), the deadline and the run's own deadline, and at once when the run is
@@ -145,7 +146,7 @@ class ModelClient:
                 reply = self._stream(body, remaining) if self.stream else self._once(body, remaining)
                 break
             except _Retryable as exc:
-                if exc.status == 500 and str(exc) == last_500:
+                if exc.status == 500 and str(exc) == last_500 and self.preset.repeated_500_is_final:
                     raise ModelError(
                         f"gave up after {attempt} attempts: the server answered the same error twice ({exc}); "
                         "retrying will not help"
