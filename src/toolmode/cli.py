@@ -6,9 +6,37 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn, cast
 
 from toolmode.defaults import DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_RESULT_CHARS, DEFAULT_MAX_STEPS
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line: what is wrong (naming the option, with the nearest known
+    option for a misspelt one) and where to read more, exit status 2. The usage block is for --help."""
+
+    def error(self, message: str) -> NoReturn:
+        """Print `PROG: error: MESSAGE (see PROG --help)` on one line and exit with status 2."""
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+    def unrecognized(self, extra: Sequence[str]) -> NoReturn:
+        """The error for arguments no option took, with the nearest option of this parser for each."""
+        import difflib
+
+        known = [o for o in self._option_string_actions if o.startswith("--")]
+        hints = [f"{word} (did you mean {near[0]}?)" if (near := difflib.get_close_matches(
+            word.split("=", 1)[0], known, n=1, cutoff=0.6)) else word for word in extra]
+        self.error(f"unrecognized argument{'s' if len(extra) > 1 else ''}: {' '.join(hints)}")
+
+
+def _chosen_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The (sub)parser that parsed the innermost subcommand in `args`, e.g. that of `toolmode tools search`."""
+    while True:
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        name = getattr(args, subs[0].dest, None) if subs else None
+        if name is None or name not in subs[0].choices:
+            return parser
+        parser = subs[0].choices[name]
 
 
 def _positive_int(text: str) -> int:
@@ -131,7 +159,7 @@ def _add_agent_args(run: argparse.ArgumentParser) -> None:
 def _build_parser() -> argparse.ArgumentParser:
     from toolmode import __version__
 
-    parser = argparse.ArgumentParser(prog="toolmode", description="Run an agent in react, code or hybrid mode.")
+    parser = OneLineParser(prog="toolmode", description="Run an agent in react, code or hybrid mode.")
     parser.add_argument("--version", action="version", version=f"toolmode {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -209,6 +237,8 @@ def _load_tools(args: argparse.Namespace) -> list[Any]:
         refusal = config_refusal(args.mcp_config, args.workspace, "the MCP config (--mcp-config)")
         if refusal:  # before any server starts
             raise ValueError(refusal)
+    if args.mcp_config:
+        _check_mcp_config(args.mcp_config)
     if not args.no_builtin:
         from toolmode.tools.builtin import builtin_tools
 
@@ -227,6 +257,20 @@ def _load_tools(args: argparse.Namespace) -> list[Any]:
         if args.mcp_config:
             tools += mcp_tools_from_config(args.mcp_config)
     return tools
+
+
+def _check_mcp_config(path: str) -> None:
+    """Read and check the --mcp-config file before anything starts; a problem is one line naming the option."""
+    from toolmode.mcp.config import load_config
+
+    try:
+        load_config(path)
+    except OSError as exc:
+        raise ValueError(f"--mcp-config {path}: {exc.strerror or exc}; give the path of an mcp.json file "
+                         '({"mcpServers": {...}})') from None
+    except ValueError as exc:
+        detail = str(exc).removeprefix(f"MCP config {path}: ")
+        raise ValueError(f"--mcp-config {path}: {detail}") from None
 
 
 def _make_agent(args: argparse.Namespace, mode: str, *, console: bool = True, quiet: bool = False) -> Any:
@@ -325,7 +369,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     _console_never_fails()
     if argv and argv[0] in ("bench", "demo", "scripted-server"):
         return _delegate(argv[0], argv[1:])
-    args = _build_parser().parse_args(argv)
+    parser = _build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # said by the subcommand that was given, so its options are the ones suggested
+        cast(OneLineParser, _chosen_parser(parser, args)).unrecognized(extra)
     try:
         return {"run": _cmd_run, "chat": _cmd_chat, "tools": _cmd_tools}[args.command](args)
     except KeyboardInterrupt:
