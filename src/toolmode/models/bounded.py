@@ -4,8 +4,9 @@ The HTTP library bounds each read, not a request: a server that sends an SSE kee
 seconds, or its reply one byte at a time, keeps a request alive for ever, and a blocked read does not
 notice a cancellation. So the request runs on a helper thread that hands each piece it reads to the
 caller, and the caller waits only until the request's time is up, a stream that has started has been
-quiet for the idle timeout, or the run is stopped (`check` raises). Then the connection is shut down, so
-the helper's read ends too, and the caller gets the reason at once.
+quiet for the idle timeout, or the run is stopped (`check` raises). Then the caller gets the reason at once,
+and the connection is shut down so that the helper's read ends too (before the response's headers have
+come there is no connection to cut yet: the helper then ends at its own read timeout, the request's).
 """
 
 from __future__ import annotations
