@@ -375,6 +375,24 @@ def test_a_failure_inside_telemetry_never_breaks_the_run(scripted, otel, caplog)
     assert len([r for r in caplog.records if r.name == "toolmode.otel"]) == 1  # said once, then quiet
 
 
+class RefusingMeterProvider(MeterProvider):
+    """A provider that cannot even hand out a meter."""
+
+    def get_meter(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("no meters today")
+
+
+def test_a_provider_that_fails_at_once_costs_the_telemetry_not_the_run(scripted, otel, caplog) -> None:
+    server = scripted([call("echo", text="x"), reply("done")])
+    settings = TelemetrySettings(tracer_provider=otel.tracer_provider, meter_provider=RefusingMeterProvider())
+    with caplog.at_level(logging.WARNING, logger="toolmode.otel"), make(server, telemetry=settings) as agent:
+        result = agent.run("go")
+    assert result.answer == "done"
+    assert otel.spans() == []
+    assert [r.getMessage() for r in caplog.records if r.name == "toolmode.otel"] == [
+        "toolmode telemetry is off for this run: the providers failed"]
+
+
 def test_telemetry_false_or_an_agent_without_it_makes_no_spans(scripted, otel) -> None:
     server = scripted([reply("a")])
     with make(server, telemetry=False) as agent:

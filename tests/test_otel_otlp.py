@@ -90,17 +90,22 @@ def attributes(items: Any) -> dict[str, Any]:
     return {kv.key: value(kv.value) for kv in items}
 
 
-def test_toolmode_run_with_otel_exports_spans_and_metrics_over_otlp_http(scripted, receiver, tmp_path) -> None:
-    server = scripted([call("calculator", expression="6*7"), reply("42")])
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
-    env.update(OTEL_EXPORTER_OTLP_ENDPOINT=f"http://127.0.0.1:{receiver.server_address[1]}",
-               OTEL_RESOURCE_ATTRIBUTES="deployment.environment=test")
+def toolmode_run(server: Any, receiver: Receiver, workspace: Any, *options: str, **env: str) -> None:
+    """`toolmode run --otel` against the scripted `server`, exporting to `receiver`; it answers 42."""
+    environ = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "TOOLMODE_OTEL"))}
+    environ.update(OTEL_EXPORTER_OTLP_ENDPOINT=f"http://127.0.0.1:{receiver.server_address[1]}", **env)
     done = subprocess.run(
         [sys.executable, "-m", "toolmode", "run", "what is 6*7?", "--mode", "react", "--model", "m",
-         "--base-url", server.base_url, "--no-trace", "--quiet", "--otel", "--workspace", str(tmp_path)],
-        env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+         "--base-url", server.base_url, "--no-trace", "--quiet", "--workspace", str(workspace), *options],
+        env=environ, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "42"
+    assert done.stderr == ""
+
+
+def test_toolmode_run_with_otel_exports_spans_and_metrics_over_otlp_http(scripted, receiver, tmp_path) -> None:
+    server = scripted([call("calculator", expression="6*7"), reply("42")])
+    toolmode_run(server, receiver, tmp_path, "--otel", OTEL_RESOURCE_ATTRIBUTES="deployment.environment=test")
 
     spans: list[Any] = []
     for request in receiver.received["/v1/traces"]:
@@ -143,3 +148,20 @@ def test_toolmode_run_with_otel_exports_spans_and_metrics_over_otlp_http(scripte
     assert by_type["output"].sum == run_attrs["gen_ai.usage.output_tokens"]
     assert list(by_type["input"].explicit_bounds)[:3] == [1, 4, 16]
     assert metrics["gen_ai.client.operation.duration"].unit == "s"
+
+
+def test_the_standard_variables_turn_it_on_and_leave_a_signal_out(scripted, receiver, tmp_path) -> None:
+    server = scripted([call("calculator", expression="6*7"), reply("42")])
+    toolmode_run(server, receiver, tmp_path, TOOLMODE_OTEL="1", OTEL_METRICS_EXPORTER="none",
+                 OTEL_SERVICE_NAME="my-agents")
+    assert receiver.received["/v1/metrics"] == []
+    batches = [rs for request in receiver.received["/v1/traces"] for rs in request.resource_spans]
+    assert {attributes(rs.resource.attributes)["service.name"] for rs in batches} == {"my-agents"}
+    assert sorted(s.name for rs in batches for ss in rs.scope_spans for s in ss.spans) == [
+        "chat m", "chat m", "execute_tool calculator", "invoke_agent"]
+
+
+def test_without_otel_the_command_exports_nothing(scripted, receiver, tmp_path) -> None:
+    server = scripted([call("calculator", expression="6*7"), reply("42")])
+    toolmode_run(server, receiver, tmp_path)
+    assert receiver.received == {"/v1/traces": [], "/v1/metrics": []}

@@ -217,8 +217,12 @@ class Agent:
         return _Run(task, trace, owns, token, kwargs)
 
     def new_trace(self) -> Trace:
-        """A trace with this agent's sinks: extra sinks, the console (console=True), a JSONL file (runs_dir)."""
+        """A trace with this agent's sinks: extra sinks, OpenTelemetry (when telemetry is on for this run), the
+        console (console=True), a JSONL file (runs_dir)."""
         sinks: list[Sink] = list(self.extra_sinks)
+        settings = resolve_telemetry(self.telemetry)
+        if settings is not None:  # first: a missing extra is refused before any file is opened
+            sinks.append(telemetry_sink(settings))
         if self.console:
             from toolmode.console import ConsoleSink
 
@@ -229,9 +233,6 @@ class Agent:
             if jsonl is not None:
                 path = jsonl.path
                 sinks.insert(0, jsonl)
-        settings = resolve_telemetry(self.telemetry)
-        if settings is not None:
-            sinks.append(telemetry_sink(settings))
         trace = Trace(sinks, path=path)
         if problem:  # the run goes on without its file (e.g. `runs` is a planted or dangling link)
             trace.publish(Notice(problem))

@@ -96,20 +96,25 @@ class OtelSink:
 
     def __init__(self, settings: TelemetrySettings | None = None) -> None:
         self.settings = settings or TelemetrySettings()
-        tracer_provider = self.settings.tracer_provider or trace.get_tracer_provider()
-        self.tracer = tracer_provider.get_tracer(_SCOPE, __version__, schema_url=attrs.SCHEMA_URL)
-        self.instruments = _instruments_for(self.settings.meter_provider or otel_metrics.get_meter_provider())
         self.capture = self.settings.captures_content()
         self.conversation_id = uuid.uuid4().hex  # the turns of one trace (a chat session) share it
         self._runs: dict[int, _RunState] = {}
         self._failed = False
+        self._off = False  # the providers could not be used: every event is ignored
+        try:
+            tracer_provider = self.settings.tracer_provider or trace.get_tracer_provider()
+            self.tracer = tracer_provider.get_tracer(_SCOPE, __version__, schema_url=attrs.SCHEMA_URL)
+            self.instruments = _instruments_for(self.settings.meter_provider or otel_metrics.get_meter_provider())
+        except Exception:  # noqa: BLE001 - a broken provider costs the telemetry, never the run
+            self._off = True
+            log.warning("toolmode telemetry is off for this run: the providers failed", exc_info=True)
 
     # ------------------------------------------------------------------ the Sink protocol
 
     def emit(self, event: BaseEvent) -> None:
         """Handle one event; a failure is logged (once) and never raised into the run."""
         handler = _HANDLERS.get(type(event))
-        if handler is None:
+        if handler is None or self._off:
             return
         try:
             handler(self, event)
