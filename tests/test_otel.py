@@ -96,6 +96,8 @@ def test_a_react_run_gives_one_span_per_run_request_and_call_in_the_conventions_
     assert {s.kind for s in chats} == {SpanKind.CLIENT} and {s.kind for s in tools} == {SpanKind.INTERNAL}
     assert {parent_of(s) for s in chats + tools} == {run.context.span_id}
     assert len({s.context.trace_id for s in otel.spans()}) == 1
+    assert {(s.instrumentation_scope.name, s.instrumentation_scope.schema_url) for s in otel.spans()} == {
+        ("toolmode", "https://opentelemetry.io/schemas/1.41.0")}
     assert {s.status.status_code for s in otel.spans()} == {StatusCode.UNSET}
 
     assert run.attributes["gen_ai.operation.name"] == "invoke_agent"
