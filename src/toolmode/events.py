@@ -113,6 +113,7 @@ class StepUsage(TypedEvent):
     recovered: str | None = None
     attempts: int = 1
     model: str | None = None
+    sent_at: float | None = None  # when the request was sent: seconds since the trace began, the clock of `t`
     messages: list[dict[str, Any]] | None = _hidden()  # the conversation sent (telemetry's content capture)
     t: float = field(default=0.0, kw_only=True)
 

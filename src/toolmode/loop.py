@@ -145,7 +145,8 @@ def run_agent(
                 step, reply.usage.to_dict(), cost, reply.model_seconds, reply.content,
                 [{"id": c.id, "name": c.name, "arguments": c.arguments, "recovered": c.recovered}
                  for c in reply.tool_calls],
-                reply.reasoning, reply.finish_reason, reply.recovered, reply.attempts, reply.model, messages=sent,
+                reply.reasoning, reply.finish_reason, reply.recovered, reply.attempts, reply.model,
+                asked - trace.started, messages=sent,
             ))
             if (correction := guard.correction(reply, step, tools)) is not None:
                 messages.append(correction)  # an unreadable call is not the answer: ask again

@@ -175,11 +175,10 @@ class OtelSink:
         if run is not None:
             run.retries.append(e)
 
-    def _request_span(self, run: _RunState, end_t: float, seconds: float, step: int | None,
-                      extra: dict[str, Any]) -> Any:
-        """A `chat` span from `end_t - seconds` to `end_t`, with the retries that happened in it."""
+    def _request_span(self, run: _RunState, start_t: float, step: int | None, extra: dict[str, Any]) -> Any:
+        """A `chat` span from `start_t` (to be ended by the caller), with the retries that happened in it."""
         model = run.base["gen_ai.request.model"]
-        span = self._child(run, f"chat {model}", SpanKind.CLIENT, self._ns(run, end_t - seconds),
+        span = self._child(run, f"chat {model}", SpanKind.CLIENT, self._ns(run, start_t),
                            {"gen_ai.operation.name": "chat", **run.base, **extra,
                             **({"toolmode.step": step} if step is not None else {})})
         for r in run.retries:
@@ -202,7 +201,10 @@ class OtelSink:
             extra["toolmode.cost.usd"] = e.cost
         if e.recovered:
             extra["toolmode.reply.recovered"] = e.recovered
-        span = self._request_span(run, e.t, e.seconds, e.step, extra)
+        # from the moment the loop sent it (the request's own time, `seconds`, is measured inside the client,
+        # and its event is published only when the loop's thread runs again) to the reply's event
+        sent = e.sent_at if e.sent_at is not None else e.t - e.seconds
+        span = self._request_span(run, min(sent, e.t - e.seconds), e.step, extra)
         if self.capture:
             self._capture_request(run, span, e)
         span.end(self._ns(run, e.t))
@@ -230,7 +232,7 @@ class OtelSink:
         run.error_type = e.error_type or attrs.OTHER
         if e.seconds is None:  # not a model request (an internal error): the run span says it
             return
-        span = self._request_span(run, e.t, e.seconds, e.step, {})
+        span = self._request_span(run, e.t - e.seconds, e.step, {})
         span.set_attribute("error.type", run.error_type)
         span.set_status(Status(StatusCode.ERROR, run.error_type))
         span.end(self._ns(run, e.t))
