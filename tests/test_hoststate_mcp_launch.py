@@ -94,6 +94,7 @@ def test_servers_start_outside_the_workspace(ws: Path, tmp_path: Path) -> None:
         mcp_tools(spec, timeout=20, workspace=ws)
     assert (tmp_path / "cwd").read_text() == NEUTRAL_CWD
     assert plan(ServerSpec("npx", command="npx", args=("-y", "some-server")), ws).cwd == NEUTRAL_CWD
+    assert plan(ServerSpec("node", command="node", args=("-e", "require('./x')")), ws).cwd == NEUTRAL_CWD  # code, no file
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     assert plan(ServerSpec("c", command="npx", cwd=str(outside)), ws).cwd == str(outside)
@@ -105,6 +106,7 @@ def test_servers_start_outside_the_workspace(ws: Path, tmp_path: Path) -> None:
                                   "PYTHONPATH", "linked script"])
 def test_code_in_the_workspace_is_refused_before_anything_starts(case: str, ws: Path, tmp_path: Path) -> None:
     (ws / "server.py").write_text(PLANTED.format(marker=str(tmp_path / "ran")))
+    (ws / "server.js").write_text("require('fs').writeFileSync(process.argv[2], 'ran')\n")
     venv_bin = ws / ".venv" / "bin"
     venv_bin.mkdir(parents=True)
     (venv_bin / "python").symlink_to(sys.executable)

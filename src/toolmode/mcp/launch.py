@@ -213,7 +213,7 @@ def _problems(found: str | None, argv: list[str], dirs: list[str], base: str, cw
     if found and inside(found, base):
         problems.append(f"the server's program {found} lies inside the workspace")
     script = _script_of(argv, found) if argv else None
-    if script and inside(script, base):
+    if script and os.path.exists(os.path.join(base, script)) and inside(script, base):  # not `node -e CODE`
         problems.append(f"the server's script {script} lies inside the workspace")
     for name in ("PYTHONPATH", "NODE_PATH"):
         for entry in (env.get(name) or "").split(os.pathsep) if env.get(name) else ():
