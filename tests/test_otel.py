@@ -325,6 +325,17 @@ def test_content_capture_follows_the_conventions_variable_unless_the_setting_say
     assert not CONTENT_KEYS & {k for s in otel.spans() for k in s.attributes}
 
 
+def test_captured_content_has_credentials_redacted_as_in_the_trace_files(scripted, otel) -> None:
+    key = "sk-" + "a1b2c3d4" * 5
+    server = scripted([call("echo", text=f"use {key}"), reply(f"the key was {key}")])
+    with make(server, telemetry=otel.settings(capture_content=True)) as agent:
+        agent.run(f"remember {key}")
+    text = all_text(otel.spans())
+    assert key not in text and "[REDACTED]" in text
+    (tool_span,) = otel.named("execute_tool ")
+    assert json.loads(tool_span.attributes["gen_ai.tool.call.arguments"]) == {"text": "use [REDACTED]"}
+
+
 def test_spans_nest_under_the_applications_span_and_a_tools_own_spans_under_its_call(scripted, otel) -> None:
     tracer = otel.tracer_provider.get_tracer("app")
 

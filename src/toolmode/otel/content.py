@@ -1,5 +1,6 @@
 """Conversation content in the conventions' JSON shapes (gen-ai-input-messages.json, -output-messages.json,
--system-instructions.json), serialised to strings for span attributes. Used only when content capture is on."""
+-system-instructions.json), serialised to strings for span attributes. Used only when content capture is on;
+credentials are redacted as in the trace files (`toolmode.redact`), since telemetry leaves the host."""
 
 from __future__ import annotations
 
@@ -8,11 +9,13 @@ from collections.abc import Iterable
 from typing import Any
 
 from toolmode.otel.attributes import finish_reason
+from toolmode.redact import redact
 
 
 def dumps(value: Any) -> str:
-    """JSON text for an attribute (non-ASCII kept readable; anything odd becomes its string form)."""
-    return json.dumps(value, ensure_ascii=False, default=str)
+    """JSON text for an attribute (non-ASCII kept readable; anything odd becomes its string form), credentials
+    redacted (redaction keeps JSON valid)."""
+    return redact(json.dumps(value, ensure_ascii=False, default=str))
 
 
 def arguments(raw: str) -> Any:

@@ -42,6 +42,7 @@ from toolmode.events import (
 from toolmode.otel import attributes as attrs
 from toolmode.otel import content
 from toolmode.otel.metrics import Instruments
+from toolmode.redact import redact
 from toolmode.telemetry import TelemetrySettings
 
 log = logging.getLogger("toolmode.otel")
@@ -183,7 +184,7 @@ class OtelSink:
                             **({"toolmode.step": step} if step is not None else {})})
         for r in run.retries:
             span.add_event("toolmode.retry", {"toolmode.retry.attempt": r.attempt, "toolmode.retry.wait_s": r.wait,
-                                              "toolmode.retry.reason": r.reason[:300]}, self._ns(run, r.t))
+                                              "toolmode.retry.reason": redact(r.reason[:300])}, self._ns(run, r.t))
         run.retries.clear()
         return span
 
@@ -249,7 +250,7 @@ class OtelSink:
         if description:
             attributes["gen_ai.tool.description"] = description
         if self.capture:
-            attributes["gen_ai.tool.call.arguments"] = e.arguments
+            attributes["gen_ai.tool.call.arguments"] = redact(e.arguments)
         span = self._child(run, f"execute_tool {e.name}", SpanKind.INTERNAL, self._ns(run, e.t), attributes)
         run.tools[e.id] = span
         token = otel_context.attach(trace.set_span_in_context(span))
@@ -285,9 +286,10 @@ class OtelSink:
         if e.error:
             error = run.code_errors.pop(e.id, None) or attrs.tool_error_type(e.result)
             span.set_attribute("error.type", error)
-            span.set_status(Status(StatusCode.ERROR, e.result.splitlines()[0][:300] if self.capture else error))
+            first_line = e.result.splitlines()[0][:300] if e.result else error
+            span.set_status(Status(StatusCode.ERROR, redact(first_line) if self.capture else error))
         elif self.capture:
-            span.set_attribute("gen_ai.tool.call.result", e.result)
+            span.set_attribute("gen_ai.tool.call.result", redact(e.result))
         span.end(self._ns(run, e.t))
 
     def _run_end(self, e: RunEnd) -> None:
@@ -320,7 +322,7 @@ class OtelSink:
                                                      else e.stopped)
         if error is not None:
             span.set_attribute("error.type", error)
-            span.set_status(Status(StatusCode.ERROR, e.error if self.capture and e.error else error))
+            span.set_status(Status(StatusCode.ERROR, redact(e.error) if self.capture and e.error else error))
         if self.capture and e.answer is not None:
             span.set_attribute("gen_ai.output.messages", content.output_message(e.answer, None, [], "stop"))
         span.end(end)
