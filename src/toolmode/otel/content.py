@@ -65,9 +65,20 @@ def message(msg: dict[str, Any]) -> dict[str, Any]:
     return {"role": role, "parts": parts}
 
 
-def input_messages(messages: Iterable[dict[str, Any]]) -> str:
-    """`gen_ai.input.messages`: the conversation as sent, in order."""
-    return dumps([message(m) for m in messages])
+def input_messages(messages: Iterable[dict[str, Any]], cache: dict[int, tuple[Any, str]] | None = None) -> str:
+    """`gen_ai.input.messages`: the conversation as sent, in order.
+
+    Every request resends the whole conversation, so with a `cache` (one per run) each message is converted
+    and redacted once: the cache keeps the message itself beside its text, so its id cannot be reused."""
+    parts = []
+    for m in messages:
+        hit = cache.get(id(m)) if cache is not None else None
+        if hit is None or hit[0] is not m:
+            hit = (m, dumps(message(m)))
+            if cache is not None:
+                cache[id(m)] = hit
+        parts.append(hit[1])
+    return "[" + ", ".join(parts) + "]"
 
 
 def output_message(content: str | None, reasoning: str | None, calls: list[dict[str, Any]],

@@ -87,6 +87,7 @@ class _RunState:
     descriptions: dict[str, str | None] = field(default_factory=dict)
     tool_names: list[str] = field(default_factory=list)
     retries: list[Retry] = field(default_factory=list)
+    converted: dict[int, tuple[Any, str]] = field(default_factory=dict)  # captured messages, converted once
     error_type: str | None = None
     started_t: float = 0.0
     first_request: bool = True
@@ -214,7 +215,7 @@ class OtelSink:
 
     def _capture_request(self, run: _RunState, span: Any, e: StepUsage) -> None:
         sent = e.messages or []
-        span.set_attribute("gen_ai.input.messages", content.input_messages(sent))
+        span.set_attribute("gen_ai.input.messages", content.input_messages(sent, run.converted))
         span.set_attribute("gen_ai.output.messages",
                            content.output_message(e.content, e.reasoning, e.tool_calls, e.finish_reason))
         span.set_attribute("gen_ai.tool.definitions", content.tool_definitions(run.tool_names))
@@ -224,7 +225,7 @@ class OtelSink:
             if system is not None:
                 run.span.set_attribute("gen_ai.system_instructions", system)
             given = sent[1:] if system is not None else sent
-            run.span.set_attribute("gen_ai.input.messages", content.input_messages(given))
+            run.span.set_attribute("gen_ai.input.messages", content.input_messages(given, run.converted))
 
     def _error(self, e: ErrorEvent) -> None:
         run = self._state()
