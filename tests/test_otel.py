@@ -269,13 +269,14 @@ def test_run_code_gets_a_sandbox_span_with_its_tier_and_limits_under_its_tool_sp
     assert tools[1].status.status_code == StatusCode.ERROR and tools[1].attributes["error.type"] == "ZeroDivisionError"
 
 
-SECRET_TASK = "the launch code is 8471"
-SECRET_ARG = "argument-payload-5521"
+# words no id, port or count can contain by chance (ids are hex, the rest digits)
+SECRET_TASK = "the launch word is zebraquartz"
+SECRET_ARG = "argument-payload-wolfram"
 
 
 def _content_run(scripted: Any, otel: Otel, **settings: Any) -> Any:
-    server = scripted([call("echo", text=SECRET_ARG), reply("the answer 3390")])
-    with make(server, telemetry=otel.settings(**settings), instructions="be brief 7781") as agent:
+    server = scripted([call("echo", text=SECRET_ARG), reply("the answer is yellowjacket")])
+    with make(server, telemetry=otel.settings(**settings), instructions="be brief, kumquat") as agent:
         return agent.run(SECRET_TASK)
 
 
@@ -290,7 +291,7 @@ def test_content_is_not_captured_by_default(scripted, otel, monkeypatch) -> None
     assert len(spans) == 4
     assert not CONTENT_KEYS & {k for s in spans for k in s.attributes}
     text = all_text(spans)
-    for secret in ("8471", SECRET_ARG, "3390", "7781"):
+    for secret in ("zebraquartz", "wolfram", "yellowjacket", "kumquat"):
         assert secret not in text
 
 
@@ -299,11 +300,12 @@ def test_content_is_captured_with_the_setting_in_the_conventions_shapes(scripted
     (run,) = otel.named("invoke_agent")
     first, second = otel.named("chat ")
     (tool_span,) = otel.named("execute_tool ")
-    assert json.loads(run.attributes["gen_ai.system_instructions"]) == [{"type": "text", "content": "be brief 7781"}]
+    assert json.loads(run.attributes["gen_ai.system_instructions"]) == [{"type": "text", "content": "be brief, kumquat"}]
     assert json.loads(run.attributes["gen_ai.input.messages"]) == [
         {"role": "user", "parts": [{"type": "text", "content": SECRET_TASK}]}]
     assert json.loads(run.attributes["gen_ai.output.messages"]) == [
-        {"role": "assistant", "parts": [{"type": "text", "content": "the answer 3390"}], "finish_reason": "stop"}]
+        {"role": "assistant", "parts": [{"type": "text", "content": "the answer is yellowjacket"}],
+         "finish_reason": "stop"}]
     sent = json.loads(second.attributes["gen_ai.input.messages"])
     assert [m["role"] for m in sent] == ["system", "user", "assistant", "tool"]
     (call_part,) = sent[2]["parts"]
