@@ -207,7 +207,7 @@ class RunList:
         ends_with_newline = data.endswith(b"\n")
         if ends_with_newline:
             lines.pop()
-        run = loader.load_run(rel, [jsonlines.decode(line) for line in lines], ends_with_newline, info.mtime)
+        run = loader.load_file(rel, [jsonlines.decode(line) for line in lines], ends_with_newline, info.mtime)
         if info.size > MAX_TRACE:
             run["problems"].append(f"the trace is {info.size:,} bytes: only its first {MAX_TRACE:,} are shown")
         return run

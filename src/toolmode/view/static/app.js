@@ -407,35 +407,61 @@
       }
       case "notice": return h("div", { className: "item box info" }, "notice: ", item.message);
       case "error": return h("div", { className: "item box bad" }, "error: ", item.message);
+      case "policy": return h("div", { className: "item box info" }, "the loop told the model",
+        item.about ? " (" + item.about + ")" : "", ": ", longText(item.content));
       case "retry": return h("div", { className: "item box warn" }, "retry ", int(item.attempt), " after ", secs(item.wait), ": ", item.reason);
       default: return h("details", { className: "item" }, h("summary", null, "event “", item.kind || "?", "” (not known to this viewer)"), longText(item.text));
     }
   }
 
-  function renderStep(step) {
+  function renderMessage(m) {
+    return h("div", { className: "msg" + (m.carried ? " carried" : "") },
+      h("div", { className: "role" }, (m.index + 1) + ". " + (m.role || "?"),
+        m.source ? h("span", { className: "badge" }, m.source + (m.about ? ": " + m.about : "")) : null,
+        m.carried ? h("span", { className: "badge" }, "carried over") : null,
+        m.tool_call_id ? h("span", { className: "badge" }, m.tool_call_id) : null),
+      m.reasoning ? h("details", null, h("summary", null, "reasoning"), longText(m.reasoning)) : null,
+      m.content !== null ? longText(m.content) : null,
+      m.tool_calls ? longText(m.tool_calls) : null);
+  }
+
+  // A <details> whose content is built when it is first opened (a 100-step run holds 100 requests).
+  function lazyDetails(label, build) {
+    const el = h("details", null, h("summary", null, label));
+    el.addEventListener("toggle", () => {
+      if (el.open && !el.dataset.built) {
+        el.dataset.built = "1";
+        append(el, [build()]);
+      }
+    });
+    return el;
+  }
+
+  function renderStep(step, messages) {
     const reply = step.items.find((i) => i.type === "reply");
     const header = h("header", null, h("h3", null, step.step === 0 ? "before the first request" : "step " + step.step));
     if (reply) {
       header.appendChild(h("span", { className: "small" }, usageText(reply.usage)));
       header.appendChild(h("span", { className: "small muted" }, secs(reply.seconds) + " · " + money(reply.cost)));
     }
-    const section = h("section", { className: "step" }, header, h("div", { className: "items" }, step.items.map(renderItem)));
+    const items = h("div", { className: "items" });
+    if (reply && messages && isNum(reply.sent_messages)) {
+      const sent = messages.slice(0, reply.sent_messages);
+      items.appendChild(lazyDetails("the request: " + sent.length + " message" + (sent.length === 1 ? "" : "s") + " as sent",
+        () => h("div", null, sent.map(renderMessage))));
+    }
+    append(items, step.items.map(renderItem));
+    const section = h("section", { className: "step" }, header, items);
     section.dataset.step = step.step;
     return section;
   }
 
-  async function showRun(path) {
-    const got = await load(["/api/run?path=" + encodeURIComponent(path || "")], "run");
-    if (!got) return;
-    const run = got[0];
+  function renderRun(run, file, turn, turns) {
     const s = run.start || {};
     const e = run.end;
-    const sum = run.summary || {};
-    app.appendChild(h("div", { className: "nav" }, h("a", { href: "#/" }, "← all runs"),
-      sum.bench !== undefined && sum.bench !== null ? h("a", { href: "#/bench?path=" + encodeURIComponent(sum.bench) }, "bench") : null));
-    app.appendChild(h("h1", null, "Run ", h("span", { className: "mono small muted" }, run.path)));
-    for (const p of run.problems) app.appendChild(h("div", { className: "box warn" }, p));
-    app.appendChild(facts([
+    const box = h("section", { className: turns > 1 ? "turn" : "" });
+    if (turns > 1) box.appendChild(h("h2", null, "Turn " + (turn + 1) + " of " + turns));
+    box.appendChild(facts([
       ["task", longText(s.task, "plain", 2000)],
       ["mode", s.mode], ["model", s.model], ["endpoint", s.base_url],
       ["stopped", e ? stoppedCell(e.stopped, e.limit) : stoppedCell("unfinished")],
@@ -446,46 +472,66 @@
       ["cost", e ? money(e.cost) : null],
       ["time", e ? secs(e.wall_time) + " (waiting for the model " + secs(e.model_time) + ")" : null],
       ["before the task", isNum(s.history) && s.history > 1 ? int(s.history) + " messages (system prompt and earlier turns)" : null],
-      ["trace", formatName(run.format)],
+      ["trace", turn === 0 ? formatName(file.format) : null],
     ]));
-    if (!e) app.appendChild(h("div", { className: "box warn" }, "This run has no run_end event: it was still running, or its process died. Every finished step is shown."));
-    if (s.notes && s.notes.length) app.appendChild(h("ul", { className: "small muted" }, s.notes.map((n) => h("li", null, n))));
+    if (!e) box.appendChild(h("div", { className: "box warn" }, "This run has no run_end event: it was still running, or its process died. Every finished step is shown."));
+    if (s.notes && s.notes.length) box.appendChild(h("ul", { className: "small muted" }, s.notes.map((n) => h("li", null, n))));
     if (run.missing.length) {
-      app.appendChild(h("div", { className: "box info" }, "This trace does not record ", run.missing.join(" or "),
+      box.appendChild(h("div", { className: "box info" }, "This trace does not record ", run.missing.join(" or "),
         " (it was written before toolmode kept the full trajectory); the steps below are rebuilt from its events."));
     }
-    if (run.system_prompt !== null) app.appendChild(h("details", null, h("summary", null, "system prompt"), longText(run.system_prompt)));
-    if (run.messages) {
-      app.appendChild(h("details", null, h("summary", null, "messages as the model saw them (" + run.messages.length + ")"),
-        run.messages.map((m) => h("div", { className: "msg" }, h("div", { className: "role" }, m.role || "?",
-          m.tool_call_id ? h("span", { className: "badge" }, m.tool_call_id) : null),
-          m.content !== null ? longText(m.content) : null, m.tool_calls ? longText(m.tool_calls) : null))));
+    if (!run.missing.includes("the system prompt")) {
+      box.appendChild(h("details", null, h("summary", null, "system prompt"),
+        run.system_prompt === null ? h("p", { className: "muted" }, "(none was sent)") : longText(run.system_prompt)));
     }
+    if (run.messages) {
+      box.appendChild(lazyDetails("the conversation as the model saw it (" + run.messages.length + " messages)",
+        () => h("div", null, run.messages.map(renderMessage))));
+    }
+    if (s.request) box.appendChild(h("details", null, h("summary", null, "request settings"), longText(s.request)));
+    if (s.config) box.appendChild(h("details", null, h("summary", null, "run settings"), longText(s.config)));
     for (const set of run.tool_sets) {
-      app.appendChild(h("details", null, h("summary", null, "tools sent" + (isNum(set.step) ? " from step " + set.step : "") + ": " + set.names.join(", ")),
+      box.appendChild(h("details", null, h("summary", null, "tools sent" + (isNum(set.step) ? " from step " + set.step : "") + ": " + set.names.join(", ")),
         longText(set.schemas)));
     }
     const rows = stepTokens(run);
     if (rows.length) {
-      app.appendChild(h("h2", null, "Tokens per request"));
-      app.appendChild(legend());
+      box.appendChild(h("h3", { className: "space" }, "Tokens per request"));
+      box.appendChild(legend());
       const max = Math.max(...rows.map((r) => r.total), 1);
       const jump = (n) => {
-        const target = app.querySelector("section.step[data-step='" + Number(n) + "']");
+        const target = box.querySelector("section.step[data-step='" + Number(n) + "']");
         if (target) target.scrollIntoView({ block: "start" });
       };
-      app.appendChild(rows.length > 12 ? tokenColumns(rows, max, jump) : tokenBars(rows, max, jump));
+      box.appendChild(rows.length > 12 ? tokenColumns(rows, max, jump) : tokenBars(rows, max, jump));
     }
-    app.appendChild(h("h2", null, "Timeline"));
-    for (const step of run.steps) app.appendChild(renderStep(step));
+    box.appendChild(h("h3", { className: "space" }, "Timeline"));
+    for (const step of run.steps) box.appendChild(renderStep(step, run.messages));
+    return box;
+  }
+
+  async function showRun(path) {
+    const got = await load(["/api/run?path=" + encodeURIComponent(path || "")], "run");
+    if (!got) return;
+    const file = got[0];
+    const sum = file.summary || {};
+    app.appendChild(h("div", { className: "nav" }, h("a", { href: "#/" }, "← all runs"),
+      sum.bench !== undefined && sum.bench !== null ? h("a", { href: "#/bench?path=" + encodeURIComponent(sum.bench) }, "bench") : null));
+    app.appendChild(h("h1", null, file.runs.length > 1 ? "Session of " + file.runs.length + " turns " : "Run ",
+      h("span", { className: "mono small muted" }, file.path)));
+    for (const p of file.problems) app.appendChild(h("div", { className: "box warn" }, p));
+    file.runs.forEach((run, i) => app.appendChild(renderRun(run, file, i, file.runs.length)));
+    if (!file.runs.length) app.appendChild(h("p", { className: "muted" }, "No events."));
     ready("run");
   }
 
   // ------------------------------------------------------------------ two runs side by side
 
   async function showCompare(a, b) {
-    const runs = await load([a, b].map((p) => "/api/run?path=" + encodeURIComponent(p || "")), "compare");
-    if (!runs) return;
+    const files = await load([a, b].map((p) => "/api/run?path=" + encodeURIComponent(p || "")), "compare");
+    if (!files) return;
+    // A session file holds several turns: its first turn is compared.
+    const runs = files.map((f) => ({ ...(f.runs[0] || { start: null, end: null, steps: [] }), path: f.path, turns: f.runs.length }));
     app.appendChild(h("div", { className: "nav" }, h("a", { href: "#/" }, "← all runs")));
     app.appendChild(h("h1", null, "Two runs side by side"));
     const tasks = runs.map((r) => (r.start || {}).task);
@@ -501,7 +547,7 @@
       const u = totals[i];
       pair.appendChild(h("section", null,
         h("h2", null, (s.mode || "?") + " · " + (s.model || "?")),
-        h("div", { className: "small" }, runLink(run.path, run.path)),
+        h("div", { className: "small" }, runLink(run.path, run.path), run.turns > 1 ? " (turn 1 of " + run.turns + ")" : ""),
         facts([
           ["stopped", e ? stoppedCell(e.stopped, e.limit) : stoppedCell("unfinished")],
           ["requests", e ? int(e.steps) : String(rows[i].length)],
