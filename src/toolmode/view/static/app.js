@@ -9,6 +9,7 @@
   const LIMIT = 4000; // characters of a long text shown before "show all"
   // Like toolmode.textsafe: controls, format characters, surrogates, line/paragraph separators; not \t or \n.
   const HIDDEN = /(?![\t\n])[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}]/gu;
+  const HAS_HIDDEN = new RegExp(HIDDEN.source, "u"); // not global: testing it moves no lastIndex
   const SELECTED = new Set(); // trace paths picked for comparison
   let listState = { text: "", mode: "", model: "", stopped: "", sort: "started", desc: true };
   let generation = 0; // a page whose data arrives after the user went elsewhere is not drawn
@@ -24,8 +25,7 @@
 
   function addText(el, value) {
     const s = value === null || value === undefined ? "" : String(value);
-    HIDDEN.lastIndex = 0;
-    if (!HIDDEN.test(s)) {
+    if (!HAS_HIDDEN.test(s)) {
       el.appendChild(document.createTextNode(s));
       return el;
     }
