@@ -11,7 +11,8 @@
   const HIDDEN = /(?![\t\n])[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}]/gu;
   const HAS_HIDDEN = new RegExp(HIDDEN.source, "u"); // not global: testing it moves no lastIndex
   const SELECTED = new Set(); // trace paths picked for comparison
-  let listState = { text: "", mode: "", model: "", stopped: "", sort: "started", desc: true };
+  const PAGE = 200; // rows of the list drawn at a time
+  let listState = { text: "", mode: "", model: "", stopped: "", sort: "started", desc: true, rows: PAGE };
   let generation = 0; // a page whose data arrives after the user went elsewhere is not drawn
 
   // ------------------------------------------------------------------ DOM helpers
@@ -87,7 +88,7 @@
     if (s.length <= max) return addText(pre, s);
     addText(pre, s.slice(0, max));
     const more = h("button", { className: "more", type: "button" },
-      "show all " + s.length.toLocaleString("en") + " characters");
+      "show all " + NUMBER.format(s.length) + " characters");
     more.addEventListener("click", () => {
       pre.textContent = "";
       addText(pre, s);
@@ -153,11 +154,15 @@
   // ------------------------------------------------------------------ numbers
 
   const isNum = (v) => typeof v === "number" && isFinite(v);
-  const int = (v) => isNum(v) ? Math.round(v).toLocaleString("en") : "—";
+  const NUMBER = new Intl.NumberFormat("en"); // one formatter: toLocaleString builds one per call
+  const int = (v) => isNum(v) ? NUMBER.format(Math.round(v)) : "—";
   const money = (v) => isNum(v) ? "$" + (v >= 0.01 ? v.toFixed(4) : v.toPrecision(3)) : "—";
   const secs = (v) => isNum(v) ? (v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2)) + " s" : "—";
   const tokensOf = (r) => isNum(r.prompt_tokens) && isNum(r.completion_tokens) ? r.prompt_tokens + r.completion_tokens : null;
   const when = (iso) => typeof iso === "string" ? iso.slice(0, 16).replace("T", " ") : "";
+
+  // A cell shows one line of a task or answer: the rest is in its tooltip and on the run page.
+  const cut = (s) => typeof s === "string" && s.length > 160 ? s.slice(0, 160) + "…" : s;
 
   function stoppedCell(value, limit) {
     const text = (value || "?") + (limit ? " (" + limit + ")" : "");
@@ -181,7 +186,7 @@
       r.tokens = tokensOf(r);
       r.haystack = [r.task, r.answer, r.model, r.mode, r.path, r.error, r.stopped].join("\n").toLowerCase();
     }
-    app.appendChild(h("h1", null, runs.length.toLocaleString("en") + " run" + (runs.length === 1 ? "" : "s"),
+    app.appendChild(h("h1", null, NUMBER.format(runs.length) + " run" + (runs.length === 1 ? "" : "s"),
       h("span", { className: "muted small" }, "  listed in " + data.seconds.toFixed(3) + " s")));
     if (data.benches.length) {
       app.appendChild(h("div", { className: "box info" }, "Bench folders: ",
@@ -213,8 +218,8 @@
       ["started", "when (UTC)", "opt"], ["task", "task", ""], ["mode", "mode", ""], ["model", "model", "opt"],
       ["answer", "answer", "opt2"], ["steps", "steps", "num"], ["tokens", "tokens", "num"], ["cost", "cost", "num"],
       ["wall_time", "time", "num"], ["stopped", "stopped", ""]];
-    const head = h("tr", null, h("th", { title: "pick two to compare" }, "⇆"), columns.map(([key, label, cls]) => {
-      const th = h("th", { className: "sort " + cls, title: "sort by " + label, onclick: () => {
+    const head = h("tr", null, h("th", { className: "w-pick", title: "pick two to compare" }, "⇆"), columns.map(([key, label, cls]) => {
+      const th = h("th", { className: "sort " + cls + " w-" + label.split(" ")[0], title: "sort by " + label, onclick: () => {
         listState.desc = listState.sort === key ? !listState.desc : key === "started";
         listState.sort = key;
         render();
@@ -226,7 +231,7 @@
     const body = h("tbody");
     const count = h("p", { className: "muted small" });
     app.appendChild(count);
-    app.appendChild(h("div", { className: "scroll" }, h("table", { className: "runs" }, h("thead", null, head), body)));
+    app.appendChild(h("div", { className: "scroll" }, h("table", { className: "runs list" }, h("thead", null, head), body)));
 
     function updateCompare() {
       compare.textContent = "compare the two picked (" + SELECTED.size + "/2)";
@@ -250,9 +255,9 @@
       for (const th of head.querySelectorAll("th.sort")) {
         th.textContent = th.dataset.label + (th.dataset.key === key ? (listState.desc ? " ▼" : " ▲") : "");
       }
-      count.textContent = shown.length === runs.length ? "" : shown.length + " of " + runs.length + " shown";
+      count.textContent = shown.length === runs.length ? "" : NUMBER.format(shown.length) + " of " + NUMBER.format(runs.length) + " match";
       body.textContent = "";
-      for (const r of shown) {
+      for (const r of shown.slice(0, listState.rows)) {
         const pick = h("input", { type: "checkbox", title: "pick to compare", checked: SELECTED.has(r.path) });
         pick.addEventListener("change", () => {
           if (pick.checked) {
@@ -265,14 +270,22 @@
           h("td", { className: "pick" }, pick),
           h("td", { className: "when opt", title: r.path }, when(r.started)),
           h("td", { className: "clip", title: (r.task || "") + (r.answer ? "\n\nanswer: " + r.answer : "") },
-            runLink(r.path, r.task || "(no task)")),
+            runLink(r.path, cut(r.task) || "(no task)")),
           h("td", null, r.mode || ""), h("td", { className: "opt nowrap" }, r.model || ""),
-          h("td", { className: "clip opt2", title: r.answer || "" }, r.answer || (r.error ? "error: " + r.error : "")),
+          h("td", { className: "clip opt2", title: r.answer || "" }, cut(r.answer || (r.error ? "error: " + r.error : ""))),
           h("td", { className: "num" }, int(r.steps)), h("td", { className: "num" }, int(r.tokens)),
           h("td", { className: "num" }, money(r.cost)), h("td", { className: "num" }, secs(r.wall_time)),
           h("td", null, stoppedCell(r.stopped, r.limit)));
         row.dataset.path = r.path;
         body.appendChild(row);
+      }
+      if (shown.length > listState.rows) {  // a long list is drawn a page at a time: the first screen comes at once
+        const more = h("button", { type: "button", className: "more", onclick: () => { listState.rows += PAGE; render(); } },
+          "show " + NUMBER.format(Math.min(PAGE, shown.length - listState.rows)) + " more");
+        const all = h("button", { type: "button", className: "more", onclick: () => { listState.rows = Infinity; render(); } },
+          "show all " + NUMBER.format(shown.length));
+        body.appendChild(h("tr", { className: "more" }, h("td", { colSpan: 11 }, NUMBER.format(listState.rows) + " of "
+          + NUMBER.format(shown.length) + " shown ", more, " ", all)));
       }
       updateCompare();
     }
