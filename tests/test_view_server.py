@@ -236,7 +236,8 @@ def test_a_bench_shows_the_reports_own_table_charts_and_episodes(bench: Path) ->
     from toolmode.bench.table import fmt
 
     records = read_results(bench / "bench-1")
-    cells = summarize(records, read_settings(bench / "bench-1").get("task_order"))
+    settings = read_settings(bench / "bench-1")
+    cells = summarize(records, settings.get("task_order"), settings.get("mode_order"))
     with serving(bench) as server:
         listing = get_json(server, "/api/runs")[1]
         assert [b["path"] for b in listing["benches"]] == ["bench-1"] and not listing["is_bench"]

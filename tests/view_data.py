@@ -22,9 +22,11 @@ from toolmode.testing.runs import record_runs
 from toolmode.view.folder import Folder
 from toolmode.view.server import ViewServer
 
-HOSTILE = ('<script>document.title="PWNED";window.__pwned=1</script></script>'
-           '<img src=x onerror="window.__pwned=2"><a href="javascript:window.__pwned=3">click</a> '
-           'javascript:window.__pwned=4 \x1b[31mRED\x1b[0m \u202eevil\u202c \u2066iso\u2069 zero\u200bwidth')
+CONTROLS = "\x1b[31mRED\x1b[0m \u202eevil\u202c \u2066iso\u2069 zero\u200bwidth "
+MARKUP = ('<script>document.title="PWNED";window.__pwned=1</script></script>'
+          '<img src=x onerror="window.__pwned=2"><a href="javascript:window.__pwned=3">click</a> '
+          'javascript:window.__pwned=4')
+HOSTILE = CONTROLS + MARKUP
 BIG = "x" * 1_000_000  # a 1 MB string
 
 
