@@ -156,7 +156,7 @@
   const isNum = (v) => typeof v === "number" && isFinite(v);
   const NUMBER = new Intl.NumberFormat("en"); // one formatter: toLocaleString builds one per call
   const int = (v) => isNum(v) ? NUMBER.format(Math.round(v)) : "—";
-  const money = (v) => isNum(v) ? "$" + (v >= 0.01 ? v.toFixed(4) : v.toPrecision(3)) : "—";
+  const money = (v) => isNum(v) ? "$" + (v >= 0.01 || v === 0 ? v.toFixed(4) : v.toPrecision(2)) : "—";
   const secs = (v) => isNum(v) ? (v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2)) + " s" : "—";
   const tokensOf = (r) => isNum(r.prompt_tokens) && isNum(r.completion_tokens) ? r.prompt_tokens + r.completion_tokens : null;
   const when = (iso) => typeof iso === "string" ? iso.slice(0, 16).replace("T", " ") : "";
@@ -553,6 +553,16 @@
     const rows = runs.map(stepTokens);
     const max = Math.max(1, ...rows.flat().map((r) => r.total));
     const totals = runs.map((r) => (r.end ? r.end.usage : null));
+    const sums = totals.map((u) => (u && isNum(u.prompt_tokens) && isNum(u.completion_tokens) ? u.prompt_tokens + u.completion_tokens : null));
+    if (sums[0] && sums[1]) {  // the headline: how the second run's tokens, cost and requests compare with the first's
+      const name = (r) => (r.start && r.start.mode) || "?";
+      const costs = runs.map((r) => (r.end ? r.end.cost : null));
+      const parts = [name(runs[1]) + " used " + Math.round((100 * sums[1]) / sums[0]) + " % of " + name(runs[0]) + "'s tokens ("
+        + int(sums[1]) + " against " + int(sums[0]) + ")"];
+      if (isNum(costs[0]) && isNum(costs[1]) && costs[0] > 0) parts.push(Math.round((100 * costs[1]) / costs[0]) + " % of its cost");
+      parts.push(rows[1].length + " requests against " + rows[0].length);
+      app.appendChild(h("div", { className: "box info headline" }, parts.join("; ") + "."));
+    }
     const pair = h("div", { className: "pair" });
     runs.forEach((run, i) => {
       const s = run.start || {};
@@ -564,14 +574,14 @@
         facts([
           ["stopped", e ? stoppedCell(e.stopped, e.limit) : stoppedCell("unfinished")],
           ["requests", e ? int(e.steps) : String(rows[i].length)],
+          ["total", isNum(sums[i]) ? int(sums[i]) + " tokens" : null],
           ["tokens", u ? usageText(u) : null],
-          ["total", u ? int((u.prompt_tokens || 0) + (u.completion_tokens || 0)) : null],
           ["cost", e ? money(e.cost) : null],
           ["time", e ? secs(e.wall_time) : null],
-          ["answer", e && e.answer !== null ? longText(e.answer, "plain", 600) : null],
         ]),
         h("h3", null, "where the tokens went, per request"), legend(),
-        Math.max(rows[0].length, rows[1].length) > 12 ? tokenColumns(rows[i], max, null) : tokenBars(rows[i], max, null)));
+        Math.max(rows[0].length, rows[1].length) > 12 ? tokenColumns(rows[i], max, null) : tokenBars(rows[i], max, null),
+        e && e.answer !== null ? [h("h3", { className: "space" }, "answer"), longText(e.answer, "plain", 600)] : null));
     });
     app.appendChild(pair);
     ready("compare");
