@@ -278,3 +278,31 @@ def test_a_bench_folder_opened_itself_is_a_bench(bench: Path) -> None:
         listing = get_json(server, "/api/runs")[1]
         assert listing["is_bench"] and listing["benches"][0]["path"] == ""
         assert get_json(server, "/api/bench?path=")[0] == 200
+
+
+def test_view_command_opens_the_page_in_the_users_browser(tmp_path: Path) -> None:
+    """$BROWSER is honoured (Python's webbrowser): the command it names gets the page's address."""
+    import threading
+
+    record_runs(tmp_path / "runs", 1)
+    pipe = tmp_path / "opened"
+    os.mkfifo(pipe)  # the fake browser writes the address it was given into it: the signal the test waits on
+    fake = tmp_path / "fake-browser"
+    fake.write_text(f"#!{sys.executable}\nimport sys\nopen({str(pipe)!r}, 'w').write(sys.argv[1])\n")
+    fake.chmod(0o755)
+    got: list[str] = []
+    reader = threading.Thread(target=lambda: got.append(pipe.read_text()), daemon=True)
+    reader.start()
+    env = {**os.environ, "BROWSER": str(fake), "DISPLAY": "", "WAYLAND_DISPLAY": ""}
+    proc = subprocess.Popen([sys.executable, "-m", "toolmode", "view"], cwd=tmp_path, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        url = "http://" + line.split("http://")[1].split()[0]
+        reader.join(timeout=90)
+        assert got == [url]
+    finally:
+        if reader.is_alive():  # never opened: unblock the reader
+            os.close(os.open(pipe, os.O_WRONLY | os.O_NONBLOCK))
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=60)
