@@ -41,10 +41,17 @@ def can_open_browser() -> bool:
     return True
 
 
+def _why(exc: OSError) -> str:
+    """An OS error in one line, without the class name (as the other commands print them)."""
+    from toolmode.textsafe import escape_control
+
+    where = f": {exc.filename!r}" if exc.filename is not None else ""
+    return escape_control(f"{exc.strerror}{where}" if exc.strerror else " ".join(str(exc).split()))
+
+
 def view_main(argv: Sequence[str] | None = None) -> int:
     """Entry point of `toolmode view`; returns the exit status (0 after Ctrl-C, 2 on a refusal)."""
     args = build_parser().parse_args(argv)
-    from toolmode.cli import error_line
     from toolmode.textsafe import escape_control
     from toolmode.view.folder import Folder
     from toolmode.view.server import ViewServer
@@ -56,13 +63,13 @@ def view_main(argv: Sequence[str] | None = None) -> int:
         print(f"toolmode view: no folder {args.folder!r} here{hint}; name one: toolmode view PATH", file=sys.stderr)
         return 2
     except OSError as exc:
-        print(f"toolmode view: {error_line(exc)}", file=sys.stderr)
+        print(f"toolmode view: {_why(exc)}", file=sys.stderr)
         return 2
     try:
         server = ViewServer(folder, args.port)
     except OSError as exc:
         folder.close()
-        print(f"toolmode view: cannot serve on 127.0.0.1:{args.port}: {error_line(exc)}", file=sys.stderr)
+        print(f"toolmode view: cannot serve on 127.0.0.1:{args.port}: {_why(exc)}", file=sys.stderr)
         return 2
     print(f"toolmode view: {escape_control(str(folder.path))} on {server.url} (Ctrl-C stops)", flush=True)
     if not args.no_browser:
