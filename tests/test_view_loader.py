@@ -212,6 +212,38 @@ def test_a_version2_trace_gives_the_prompt_the_messages_and_each_request(tmp_pat
     assert policy == [{"type": "policy", "about": "repeated_call", "role": "user", "content": "Do not <repeat>."}]
 
 
+def test_a_chat_session_lists_as_one_row_of_its_turns_added_up(tmp_path: Path) -> None:
+    """`toolmode chat` writes every turn of a session into one trace (format 1 today): one row, its turns summed."""
+    from toolmode import Agent
+    from toolmode.testing import ScriptedModelServer, call, reply
+    from toolmode.tools import Tool
+
+    def echo(text: str) -> str:
+        """Return the text."""
+        return text
+
+    with ScriptedModelServer([call("echo", text="a"), reply("one"), reply("two")]) as server, Agent(
+            tools=[Tool.from_function(echo)], mode="react", model="deepseek-v4-flash", base_url=server.base_url,
+            runs_dir=tmp_path) as agent:
+        chat = agent.chat()
+        results = [chat.send("#0 first"), chat.send("#0 second")]
+        chat.close()
+    (trace,) = tmp_path.glob("*.jsonl")
+    folder = Folder(tmp_path)
+    try:
+        runs = RunList(folder)
+        row = runs.listing()["runs"][0]
+        file = runs.run(trace.name)
+    finally:
+        folder.close()
+    assert row["turns"] == 2 and row["task"] == "#0 first" and row["answer"] == "two"
+    assert row["steps"] == 3 == sum(r.steps for r in results)
+    assert row["prompt_tokens"] == sum(r.usage.prompt_tokens for r in results)
+    assert row["cost"] == pytest.approx(sum(r.cost for r in results))
+    assert [r["start"]["task"] for r in file["runs"]] == ["#0 first", "#0 second"]
+    assert [[s["step"] for s in r["steps"]] for r in file["runs"]] == [[1, 2], [1]]  # steps of turns not merged
+
+
 def test_a_session_file_is_shown_turn_by_turn_with_carried_messages(tmp_path: Path) -> None:
     from toolmode import Agent
     from toolmode.testing import ScriptedModelServer, reply

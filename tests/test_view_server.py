@@ -256,7 +256,8 @@ def test_a_bench_shows_the_reports_own_table_charts_and_episodes(bench: Path) ->
         for episode, record in zip(page["episodes"], records, strict=True):
             row = listed[episode["trace"]]  # each episode links to a run the list shows
             assert row["bench"] == "bench-1" and row["prompt_tokens"] == record["prompt_tokens"]
-            assert get_json(server, "/api/run?path=" + episode["trace"])[0] == 200
+            status, run = get_json(server, "/api/run?path=" + episode["trace"])
+            assert status == 200 and run["summary"]["bench"] == "bench-1"  # the run page links back
 
 
 def test_a_bench_record_cannot_link_outside_its_folder(bench: Path, tmp_path: Path) -> None:

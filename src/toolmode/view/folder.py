@@ -190,9 +190,12 @@ class RunList:
             now = checked(fd, rel)
             head = [jsonlines.decode(line) for line in jsonlines.head_lines(fd, HEAD_LINES)]
             tail_raw, newline = jsonlines.tail_lines(fd, now.size, 2)
+            turns, ends = jsonlines.session_ends(fd, now.size)
         finally:
             os.close(fd)
         row = loader.summary(rel, head, [jsonlines.decode(line) for line in tail_raw], newline, now.mtime)
+        if row is not None:
+            loader.add_turns(row, turns, [jsonlines.decode(line) for line in ends])
         self._cache[rel] = (now.key, row)
         return None if row is None else dict(row)
 
@@ -210,7 +213,23 @@ class RunList:
         run = loader.load_file(rel, [jsonlines.decode(line) for line in lines], ends_with_newline, info.mtime)
         if info.size > MAX_TRACE:
             run["problems"].append(f"the trace is {info.size:,} bytes: only its first {MAX_TRACE:,} are shown")
+        if run["summary"] is not None:
+            run["summary"]["bench"] = self._bench_of(rel)
         return run
+
+    def _bench_of(self, rel: str) -> str | None:
+        """The nearest folder above `rel` that is a bench (holds bench.json and results.jsonl), if any."""
+        parts = rel.split("/")[:-1]
+        for depth in range(len(parts), -1, -1):
+            folder = "/".join(parts[:depth])
+            try:
+                for name in BENCH_FILES:
+                    fd, _ = self.folder.open_file(join(folder, name))
+                    os.close(fd)
+            except (OSError, ValueError):
+                continue
+            return folder
+        return None
 
 
 def _under(path: str, folder: str) -> bool:

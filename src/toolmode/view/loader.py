@@ -146,6 +146,21 @@ def summary(path: str, head: list[Decoded], tail: list[Decoded], ends_with_newli
 
 
 
+def add_turns(row: dict[str, Any], turns: int | None, ends: list[Decoded]) -> None:
+    """A session's list row: its turns counted, and tokens, cost, time and steps added up over its turns."""
+    row["turns"] = turns
+    finished = [d.value for d in ends if isinstance(d.value, dict) and d.value.get("kind") == "run_end"]
+    if not turns or turns < 2 or not finished:
+        return
+    totals = [usage(end.get("usage")) for end in finished]
+    for key in ("prompt_tokens", "completion_tokens", "cached_tokens"):
+        values = [t[key] for t in totals]
+        row[key] = None if any(v is None for v in values) else sum(v for v in values if v is not None)
+    for key in ("cost", "wall_time", "steps"):
+        values = [number(end.get(key)) for end in finished]
+        row[key] = None if any(v is None for v in values) else sum(v for v in values if v is not None)
+
+
 def load_file(path: str, lines: list[Decoded], ends_with_newline: bool, mtime: float) -> dict[str, Any]:
     """The whole trace as the run page shows it: its runs (turns) in order. `lines`: every line, decoded."""
     from toolmode.view.timeline import RunBuilder

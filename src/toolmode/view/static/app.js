@@ -270,7 +270,7 @@
           h("td", { className: "pick" }, pick),
           h("td", { className: "when opt", title: r.path }, when(r.started)),
           h("td", { className: "clip", title: (r.task || "") + (r.answer ? "\n\nanswer: " + r.answer : "") },
-            runLink(r.path, cut(r.task) || "(no task)")),
+            runLink(r.path, cut(r.task) || "(no task)"), r.turns > 1 ? h("span", { className: "badge" }, r.turns + " turns") : null),
           h("td", null, r.mode || ""), h("td", { className: "opt nowrap" }, r.model || ""),
           h("td", { className: "clip opt2", title: r.answer || "" }, cut(r.answer || (r.error ? "error: " + r.error : ""))),
           h("td", { className: "num" }, int(r.steps)), h("td", { className: "num" }, int(r.tokens)),
