@@ -184,6 +184,18 @@ def test_view_command_serves_until_ctrl_c(tmp_path: Path) -> None:
             proc.wait()
 
 
+def test_view_command_given_one_trace_opens_its_page(tmp_path: Path) -> None:
+    (trace,) = record_runs(tmp_path / "runs", 1)
+    proc = subprocess.Popen([sys.executable, "-m", "toolmode", "view", "--no-browser", str(trace)], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        assert line.rstrip().endswith(f"/#/run?path={trace.name} (Ctrl-C stops)") and str(tmp_path / "runs") in line
+    finally:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=60) == 0
+
+
 def run_view(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "toolmode", "view", "--no-browser", *args], cwd=cwd,
                           capture_output=True, text=True, timeout=60)

@@ -7,6 +7,8 @@ import os
 import sys
 import threading
 from collections.abc import Sequence
+from pathlib import Path
+from urllib.parse import quote
 
 
 def _port(text: str) -> int:
@@ -22,7 +24,8 @@ def _port(text: str) -> int:
 def build_parser(prog: str = "toolmode view") -> argparse.ArgumentParser:
     """The command's options."""
     p = argparse.ArgumentParser(prog=prog, description="Look at runs and benches in a browser (served on 127.0.0.1).")
-    p.add_argument("folder", nargs="?", default="runs", help="a folder of traces or a bench folder (default: runs)")
+    p.add_argument("folder", nargs="?", default="runs",
+                   help="a folder of traces, a bench folder, or one trace file (default: runs)")
     p.add_argument("--port", type=_port, default=0, help="port on 127.0.0.1 (default: a free one)")
     p.add_argument("--no-browser", action="store_true", help="print the address; do not open a browser")
     return p
@@ -56,8 +59,13 @@ def view_main(argv: Sequence[str] | None = None) -> int:
     from toolmode.view.folder import Folder
     from toolmode.view.server import ViewServer
 
+    route = ""
+    given = Path(args.folder)
+    if given.suffix == ".jsonl" and given.is_file():  # one trace: serve its folder, open on its page
+        route = "#/run?path=" + quote(given.name, safe="")
+        given = given.parent
     try:
-        folder = Folder(args.folder)
+        folder = Folder(given)
     except FileNotFoundError:
         hint = " (toolmode run writes its traces to ./runs)" if args.folder == "runs" else ""
         print(f"toolmode view: no folder {args.folder!r} here{hint}; name one: toolmode view PATH", file=sys.stderr)
@@ -71,12 +79,13 @@ def view_main(argv: Sequence[str] | None = None) -> int:
         folder.close()
         print(f"toolmode view: cannot serve on 127.0.0.1:{args.port}: {_why(exc)}", file=sys.stderr)
         return 2
-    print(f"toolmode view: {escape_control(str(folder.path))} on {server.url} (Ctrl-C stops)", flush=True)
+    url = server.url + route
+    print(f"toolmode view: {escape_control(str(folder.path))} on {url} (Ctrl-C stops)", flush=True)
     if not args.no_browser:
         if can_open_browser():
             import webbrowser
 
-            threading.Thread(target=webbrowser.open, args=(server.url,), daemon=True).start()
+            threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
         else:
             print("toolmode view: no graphical browser here: open the address above in one", flush=True)
     try:
