@@ -188,12 +188,12 @@ class RunList:
         fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC, dir_fd=dir_fd)
         try:
             now = checked(fd, rel)
-            head = [jsonlines.decode(line) for line in jsonlines.head_lines(fd, HEAD_LINES)]
+            head_raw = jsonlines.head_lines(fd, HEAD_LINES)
             tail_raw, newline = jsonlines.tail_lines(fd, now.size, 2)
             turns, ends = jsonlines.session_ends(fd, now.size)
         finally:
             os.close(fd)
-        row = loader.summary(rel, head, [jsonlines.decode(line) for line in tail_raw], newline, now.mtime)
+        row = loader.summary(rel, _until_start(head_raw), _last_whole(tail_raw, newline), newline, now.mtime)
         if row is not None:
             loader.add_turns(row, turns, [jsonlines.decode(line) for line in ends])
         self._cache[rel] = (now.key, row)
@@ -230,6 +230,27 @@ class RunList:
                 continue
             return folder
         return None
+
+
+def _until_start(lines: list[bytes]) -> list[jsonlines.Decoded]:
+    """The first lines decoded up to `run_start` (the lines after it, e.g. the tool schemas, are not needed)."""
+    decoded = []
+    for line in lines:
+        decoded.append(jsonlines.decode(line))
+        value = decoded[-1].value
+        if isinstance(value, dict) and value.get("kind") == "run_start":
+            break
+    return decoded
+
+
+def _last_whole(lines: list[bytes], ends_with_newline: bool) -> list[jsonlines.Decoded]:
+    """The last line decoded, and the one before it only when the last is cut (a long final reply stays unread)."""
+    if not lines:
+        return []
+    last = jsonlines.decode(lines[-1])
+    if isinstance(last.value, dict) and ends_with_newline or len(lines) < 2:
+        return [last]
+    return [jsonlines.decode(lines[-2]), last]
 
 
 def _under(path: str, folder: str) -> bool:
