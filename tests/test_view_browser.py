@@ -214,3 +214,22 @@ def test_the_policy_stops_inline_script(browser: Browser, server: ViewServer) ->
                      "document.body.appendChild(s); return typeof window.__inline")
     assert ran == "undefined"
     assert any("Content Security Policy" in e for e in browser.console_errors())
+
+
+def test_pages_fit_a_small_window(browser: Browser, server: ViewServer, traces: Traces) -> None:
+    """At 800x600 no page is wider than the window (long text wraps or is cut, tables drop optional columns)."""
+    browser.resize(800, 600)
+    try:
+        for route, page in (("#/", "list"), ("#/run?path=" + traces.hostile, "run"),
+                            ("#/run?path=" + traces.big, "run"), ("#/run?path=" + traces.hundred, "run"),
+                            (f"#/compare?a={traces.plain[0]}&b={traces.hundred}", "compare"),
+                            ("#/bench?path=runs%2Fbench-1", "bench")):
+            go(browser, server, route, page)
+            width = browser.js("return document.documentElement.scrollWidth")
+            assert width <= 800, (route, width)
+        go(browser, server, "#/", "list")
+        shown = browser.js("return [...document.querySelectorAll('table.runs thead th')]"
+                           ".filter(th => th.offsetParent !== null).map(th => th.dataset.label || th.textContent)")
+        assert shown == ["⇆", "task", "mode", "steps", "tokens", "cost", "time", "stopped"]
+    finally:
+        browser.resize(1280, 900)
