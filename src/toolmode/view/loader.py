@@ -1,4 +1,4 @@
-"""A trace file as the plain structure the page shows: a summary for the list, a timeline for one run.
+"""A trace file as the plain structure the page shows: a summary for the list, its runs for the run page.
 
 Everything in a trace may come from the model (task, answer, arguments, printed output, even field types), so
 nothing here trusts a field: strings are taken only when they are strings (anything else is shown as its JSON
@@ -9,7 +9,8 @@ Formats (docs/CONTRACTS.md, "The trajectory"): version 1 starts with `run_start`
 system prompt or of the messages as sent; a run from such a trace says so (`missing`). Version 2 starts with
 a header line (`{"kind": "trajectory", "version": 2, ...}`), writes the system prompt on `run_start` and
 every message as a `message` event, and may hold several runs (a chat session): each is shown as a turn.
-A version this viewer does not know is shown as far as it reads, with a warning.
+A version this viewer does not know is shown as far as it reads, with a warning. One run's events become
+its steps in `timeline`.
 """
 
 from __future__ import annotations
