@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from toolmode import hostfiles
+from toolmode.bounded import loads_json
 
 RESULTS = "results.jsonl"
 SETTINGS = "bench.json"
@@ -129,8 +130,8 @@ def parse_results(text: str, path: Path) -> list[dict[str, Any]]:
 def _record_or_none(line: str) -> dict[str, Any] | None:
     """The episode record on `line`, or None if it is not one."""
     try:
-        record = json.loads(line)
-    except json.JSONDecodeError:
+        record = loads_json(line)
+    except json.JSONDecodeError:  # ParseLimitError included: a planted line nested 100,000 deep
         return None
     if not isinstance(record, dict):
         return None
@@ -160,8 +161,8 @@ def read_settings(bench_dir: Path) -> dict[str, Any]:
 def parse_settings(text: str, path: Path) -> dict[str, Any]:
     """The settings in the text of a `bench.json` (`path` names it in errors); see `read_settings`."""
     try:
-        settings = json.loads(text)
-    except json.JSONDecodeError as exc:
+        settings = loads_json(text)
+    except json.JSONDecodeError as exc:  # ParseLimitError included
         raise BenchDirError(f"cannot read {path}: {_why(exc)}") from None
     if not isinstance(settings, dict):
         raise BenchDirError(f"{path} is not a toolmode bench settings file (expected a JSON object)")

@@ -5,7 +5,7 @@ those: the head from the start, the tail by seeking back from the end in growing
 bounded (`MAX_LINE`), so a planted multi-gigabyte line costs at most that much.
 
 `decode` never raises: bytes that are not UTF-8 become U+FFFD (and say so), `NaN`/`Infinity` (which Python
-accepts and a browser's `JSON.parse` does not) and nesting deep enough to exhaust the stack make the line
+accepts and a browser's `JSON.parse` does not) and nesting past `toolmode.bounded`'s limit make the line
 unreadable, like any other line that is not JSON.
 """
 
@@ -16,6 +16,8 @@ import os
 import re
 from dataclasses import dataclass
 from typing import Any
+
+from toolmode.bounded import check_depth
 
 MAX_LINE = 16 * 1024 * 1024  # bytes read for one line at most; a 1 MB answer fits many times over
 _CHUNK = 64 * 1024
@@ -45,9 +47,11 @@ def decode(raw: bytes) -> Decoded:
         text = raw.decode("utf-8", "replace")
         replaced = True
     try:
-        return Decoded(json.loads(text, parse_constant=_no_constant), replaced)
-    except (ValueError, RecursionError):
+        value = json.loads(text, parse_constant=_no_constant)
+        check_depth(value)  # the bound every host-side parse keeps (toolmode.bounded)
+    except (ValueError, RecursionError):  # ParseLimitError is a ValueError
         return Decoded(None, replaced)
+    return Decoded(value, replaced)
 
 
 def head_lines(fd: int, count: int, limit: int = MAX_LINE) -> list[bytes]:
