@@ -80,15 +80,15 @@ def view_main(argv: Sequence[str] | None = None) -> int:
         print(f"toolmode view: cannot serve on 127.0.0.1:{args.port}: {_why(exc)}", file=sys.stderr)
         return 2
     url = server.url + route
-    print(f"toolmode view: {escape_control(str(folder.path))} on {url} (Ctrl-C stops)", flush=True)
-    if not args.no_browser:
-        if can_open_browser():
-            import webbrowser
+    try:  # from the first line printed on, Ctrl-C is a normal stop
+        print(f"toolmode view: {escape_control(str(folder.path))} on {url} (Ctrl-C stops)", flush=True)
+        if not args.no_browser:
+            if can_open_browser():
+                import webbrowser
 
-            threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
-        else:
-            print("toolmode view: no graphical browser here: open the address above in one", flush=True)
-    try:
+                threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
+            else:
+                print("toolmode view: no graphical browser here: open the address above in one", flush=True)
         server.serve_forever(poll_interval=0.2)
     except KeyboardInterrupt:
         print("toolmode view: stopped", file=sys.stderr)
