@@ -20,6 +20,7 @@ CASES = [
     (["bench", "--bogus"], "toolmode bench: error: unrecognized arguments: --bogus"),
     (["demo", "--bogus"], "toolmode demo: error: unrecognized arguments: --bogus (see toolmode demo --help)"),
     (["scripted-server", "--port", "1"], "toolmode scripted-server: error: the following arguments are required: --script"),
+    (["view", "--bogus"], "toolmode view: error: unrecognized arguments: --bogus (see toolmode view --help)"),
 ]
 
 

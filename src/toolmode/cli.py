@@ -154,6 +154,9 @@ def _add_agent_args(run: argparse.ArgumentParser) -> None:
     run.add_argument("--max-total-tokens", type=_positive_int, metavar="N",
                      help="stop a run once it has used this many tokens (prompt + completion, all requests)")
     run.add_argument("--timeout", type=_positive_float, metavar="SECONDS", help="stop a run after this wall time")
+    run.add_argument("--otel", action="store_true",
+                     help="export OpenTelemetry spans and metrics over OTLP/HTTP to OTEL_EXPORTER_OTLP_ENDPOINT "
+                          "(default http://localhost:4318; also TOOLMODE_OTEL=1; needs toolmode[otel])")
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -190,6 +193,7 @@ def _build_parser() -> argparse.ArgumentParser:
         ("bench", "compare modes over N runs on a task suite"),
         ("demo", "scripted demo: no API key, no network"),
         ("scripted-server", "serve scripted replies on an OpenAI-compatible endpoint"),
+        ("view", "look at runs and benches in a browser (served on 127.0.0.1)"),
     ):
         sub.add_parser(name, help=help_text, add_help=False)
     return parser
@@ -253,9 +257,11 @@ def _load_tools(args: argparse.Namespace) -> list[Any]:
             name = parse_spec(spec).name
             seen[name] = seen.get(name, 0) + 1
             # Two --mcp servers deriving the same name ("test") get test, test2, ... so prefixes stay unique.
-            tools += mcp_tools(spec, name=name if seen[name] == 1 else f"{name}{seen[name]}")
+            tools += mcp_tools(spec, name=name if seen[name] == 1 else f"{name}{seen[name]}",
+                               workspace=args.workspace, allow_env_in_workspace=args.allow_env_in_workspace)
         if args.mcp_config:
-            tools += mcp_tools_from_config(args.mcp_config)
+            tools += mcp_tools_from_config(args.mcp_config, workspace=args.workspace,
+                                           allow_env_in_workspace=args.allow_env_in_workspace)
     return tools
 
 
@@ -307,13 +313,31 @@ def _make_agent(args: argparse.Namespace, mode: str, *, console: bool = True, qu
         request_timeout=args.request_timeout or 120.0,
         idle_timeout=args.idle_timeout,
         prompts=args.prompts,
+        telemetry=True if args.otel else None,
     )
+
+
+def _telemetry(args: argparse.Namespace) -> Any:
+    """With --otel or TOOLMODE_OTEL: set up OTLP export; returns the function that flushes it at exit."""
+    from toolmode.telemetry import SWITCH_ENV, env_flag, require_extra
+
+    args.otel = args.otel or env_flag(SWITCH_ENV)
+    if not args.otel:
+        return lambda: None
+    require_extra()
+    from toolmode.otel.setup import configure_from_environment
+
+    return configure_from_environment()
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
     _check_run_args(args)
-    with _make_agent(args, args.mode, console=not args.json, quiet=args.quiet) as agent:
-        result = agent.run(args.task)
+    flush = _telemetry(args)
+    try:
+        with _make_agent(args, args.mode, console=not args.json, quiet=args.quiet) as agent:
+            result = agent.run(args.task)
+    finally:
+        flush()
     if args.json:
         print(json_text(result.to_dict()))
     return 0 if result.ok else 1
@@ -335,7 +359,11 @@ def _cmd_chat(args: argparse.Namespace) -> int:
     from toolmode.chat_cli import chat_loop
 
     _check_run_args(args)
-    return chat_loop(lambda mode: _make_agent(args, mode), args.mode)
+    flush = _telemetry(args)
+    try:
+        return chat_loop(lambda mode: _make_agent(args, mode), args.mode)
+    finally:
+        flush()
 
 
 def _cmd_tools(args: argparse.Namespace) -> int:
@@ -367,7 +395,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `toolmode` command. Returns the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
     _console_never_fails()
-    if argv and argv[0] in ("bench", "demo", "scripted-server"):
+    if argv and argv[0] in ("bench", "demo", "scripted-server", "view"):
         return _delegate(argv[0], argv[1:])
     parser = _build_parser()
     args, extra = parser.parse_known_args(argv)
@@ -429,10 +457,11 @@ def _mcp_error() -> type[Exception]:
     return McpError
 
 
-def _missing_extra() -> type[Exception]:
+def _missing_extra() -> tuple[type[Exception], ...]:
+    from toolmode.telemetry import MissingOtelExtra
     from toolmode.tools.semantic import MissingSemanticExtra
 
-    return MissingSemanticExtra
+    return MissingSemanticExtra, MissingOtelExtra
 
 
 def _sandbox_unavailable() -> type[Exception]:
@@ -448,6 +477,10 @@ def _delegate(command: str, argv: list[str]) -> int:
         from toolmode.bench.cli import bench_main
 
         return bench_main(argv)
+    if command == "view":
+        from toolmode.view.cli import view_main
+
+        return view_main(argv)
     if command == "demo":
         from toolmode.bench.demo import demo_main
 

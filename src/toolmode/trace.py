@@ -7,7 +7,6 @@ The event types themselves live in `toolmode.events`.
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
 import warnings
@@ -49,32 +48,31 @@ class JsonlSink:
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        fd = hostfiles.open_file(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
-        self._file = open(fd, "ab")  # noqa: SIM115 - closed by close()
+        self._file = hostfiles.TextAppender(self.path)  # credentials redacted before each line is written
 
     def emit(self, event: BaseEvent) -> None:
         """Write and flush the event (streamed text pieces are left out: the reply event has the text)."""
         if event.kind in DELTA_KINDS:
             return
-        self._file.write(_jsonl_line(event))
-        self._file.flush()
+        line = _jsonl_line(event)
+        try:
+            self._file.write(line)
+        except UnicodeEncodeError:  # a lone surrogate (an undecodable file name or argv): written escaped
+            self._file.write(encodable_json(line))
 
     def close(self) -> None:
         """Close the file."""
         self._file.close()
 
 
-def _jsonl_line(event: BaseEvent) -> bytes:
-    """The event as one UTF-8 JSON line; never raises for what the event holds."""
+def _jsonl_line(event: BaseEvent) -> str:
+    """The event as one JSON line; never raises for what the event holds."""
     try:
         line = json.dumps(event.to_dict(), ensure_ascii=False, default=str)
     except (TypeError, ValueError, RecursionError) as exc:  # e.g. a circular structure in a tool's data
         line = json.dumps({"kind": event.kind, "t": event.t, "unwritable": f"{type(exc).__name__}: {exc}"},
                           ensure_ascii=False, default=str)
-    try:
-        return (line + "\n").encode("utf-8")
-    except UnicodeEncodeError:
-        return (encodable_json(line) + "\n").encode("utf-8")
+    return line + "\n"
 
 
 @dataclass

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from toolmode import runctx
+from toolmode import redact, runctx
 from toolmode.defaults import DEFAULT_IDLE_TIMEOUT
 from toolmode.events import ReasoningDelta, Retry, TextDelta
 from toolmode.models.bounded import BoundedRequest, Exchange, Overdue
@@ -105,6 +105,7 @@ class ModelClient:
         self.params = dict(params or {})
         self.on_retry = on_retry
         key = api_key or self._key_from_env(api_key_env)
+        redact.remember(key)  # never written to a trace or a bench file
         import openai
 
         self._client = openai.OpenAI(

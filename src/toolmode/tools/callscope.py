@@ -26,11 +26,12 @@ class ToolCancelled(BaseException):
 class CallScope:
     """One tool call's deadline and cancellation (thread-safe). Made for every call: kept cheap."""
 
-    __slots__ = ("_cancellers", "_lock", "abandoned_at", "cancelled", "deadline", "name")
+    __slots__ = ("_cancellers", "_lock", "abandoned_at", "call_id", "cancelled", "deadline", "name")
 
-    def __init__(self, name: str, deadline: float) -> None:
+    def __init__(self, name: str, deadline: float, call_id: str | None = None) -> None:
         self.name = name
         self.deadline = deadline
+        self.call_id = call_id  # the model's id of the call (the loop's scopes), so events can name it
         self.abandoned_at = 0.0
         self.cancelled = False
         self._lock = threading.Lock()
