@@ -25,8 +25,9 @@ if TYPE_CHECKING:
     from toolmode.chat import Chat
     from toolmode.events import (
         BaseEvent,
+        Carried,
         ErrorEvent,
-        Event,
+        MessageAdded,
         Notice,
         ReasoningDelta,
         Retry,
@@ -48,7 +49,7 @@ if TYPE_CHECKING:
     from toolmode.tools.base import Tool, tool
     from toolmode.usage import Usage
 
-_EVENTS = ("BaseEvent", "ErrorEvent", "Event", "Notice", "ReasoningDelta", "Retry", "RunEnd", "RunStart",
+_EVENTS = ("BaseEvent", "Carried", "ErrorEvent", "MessageAdded", "Notice", "ReasoningDelta", "Retry", "RunEnd", "RunStart",
            "StepUsage", "TextDelta", "ToolCallFinished", "ToolCallStarted", "ToolsSent")  # fmt: skip
 
 # Public names -> the module that defines them. Loaded on first use (PEP 562), so `import toolmode` and the
@@ -119,10 +120,11 @@ __all__ = [
     "Budget",
     "CallRecord",
     "CancelToken",
+    "Carried",
     "Chat",
     "ErrorEvent",
-    "Event",
     "FallbackModel",
+    "MessageAdded",
     "Model",
     "ModelClient",
     "ModelError",

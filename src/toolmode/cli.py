@@ -227,37 +227,27 @@ def _load_tools(args: argparse.Namespace) -> list[Any]:
 
 def _make_agent(args: argparse.Namespace, mode: str, *, console: bool = True, quiet: bool = False) -> Any:
     from toolmode.agent import Agent
+    from toolmode.settings import (
+        ModeSettings,
+        OutputSettings,
+        PromptSettings,
+        SandboxSettings,
+        settings_from_options,
+    )
 
+    model, limits = settings_from_options(vars(args))
+    # a mode switched to in chat drops the options of the first mode that it does not take
+    options = {k: v for k, v in (("search", args.search), ("direct", comma_list(args.direct)))
+               if v is not None and mode == args.mode}
     return Agent(
-        tools=_load_tools(args),
-        mode=mode,
-        # a mode switched to in chat drops the options of the first mode that it does not take
-        search=args.search if mode in ("react", args.mode) else None,
-        ranker=args.ranker,
-        visible=comma_list(args.visible),
-        direct=comma_list(args.direct) if mode in ("hybrid", args.mode) else None,
-        model=args.model,
-        base_url=args.base_url,
-        api_key_env=args.api_key_env,
-        preset=args.preset,
-        workspace=args.workspace,
-        max_steps=args.max_steps,
-        max_result_chars=args.max_result_chars,
-        console=console,
-        quiet=quiet,
-        runs_dir=None if args.no_trace else args.runs_dir,
-        stream=args.stream,
-        sandbox=args.sandbox,
-        persistent=args.persistent,
-        allow_env_in_workspace=args.allow_env_in_workspace,
-        recover_text_calls=not args.no_recover,
-        recover_code_blocks=False if args.no_recover else None,
-        max_cost=args.max_cost,
-        max_tokens=args.max_total_tokens,
-        timeout=args.timeout,
-        model_params=model_params(args.temperature, args.max_tokens),
-        request_timeout=args.request_timeout or 120.0,
-        prompts=args.prompts,
+        _load_tools(args),
+        ModeSettings(mode, visible=comma_list(args.visible), ranker=args.ranker, options=options),
+        model=model,
+        sandbox=SandboxSettings(args.workspace, args.sandbox, persistent=args.persistent,
+                                allow_env_in_workspace=args.allow_env_in_workspace),
+        limits=limits,
+        output=OutputSettings(console=console, quiet=quiet, runs_dir=None if args.no_trace else args.runs_dir),
+        prompts=PromptSettings(variant=args.prompts),
     )
 
 

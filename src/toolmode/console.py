@@ -12,8 +12,8 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from toolmode.events import BaseEvent
 from toolmode.textsafe import escape_control
-from toolmode.trace import Event
 
 CALL_ARGS_IN_RESULT = 48  # characters of a call's arguments repeated on its result line
 
@@ -57,7 +57,7 @@ class ConsoleSink:
         self.width = width
         self._call_numbers: dict[str, int] = {}  # call id -> its number in a reply with several calls
 
-    def emit(self, event: Event) -> None:
+    def emit(self, event: BaseEvent) -> None:
         """Render one event."""
         handler = getattr(self, f"_on_{event.kind}", None)
         if handler is not None:

@@ -31,6 +31,8 @@ class RunContext:
     loop: asyncio.AbstractEventLoop | None = None  # the caller's event loop, for async tools
     step: int = 0
     state: dict[int, Any] = field(default_factory=dict)  # per-run state of modes, by id(mode)
+    deps: Any = None  # the run's dependencies (`agent.run(task, deps=...)`), for tools that ask for them
+    run: Any = field(default=None, repr=False)  # the `Run` itself
 
 
 _CURRENT: contextvars.ContextVar[RunContext | None] = contextvars.ContextVar("toolmode_run", default=None)

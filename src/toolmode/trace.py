@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from toolmode import hostfiles
-from toolmode.events import BaseEvent, Event, make_event
+from toolmode.events import BaseEvent, make_event
 
-__all__ = ["Event", "JsonlSink", "MemorySink", "Sink", "Trace", "new_trace_path"]
+__all__ = ["JsonlSink", "MemorySink", "Sink", "Trace", "new_trace_path"]
 
 DELTA_KINDS = frozenset({"text_delta", "reasoning_delta"})  # the `reply` event holds the whole text
 
@@ -86,9 +86,35 @@ class Trace:
         self.path = path  # the JSONL file, if one is written
         self.started = time.monotonic()
         self._lock = threading.Lock()
+        self._runs = 0
+        self._last: tuple[int, list[dict[str, Any]]] | None = None  # the last finished run: index, messages
+
+    def next_run(self) -> int:
+        """The index of a run starting in this trace (0, 1, ...: a chat session's turns)."""
+        with self._lock:
+            self._runs += 1
+            return self._runs - 1
+
+    def remember_messages(self, messages: list[dict[str, Any]]) -> None:
+        """Keep a finished run's conversation, so the next run that continues it can refer to it."""
+        with self._lock:
+            self._last = (self._runs - 1, messages)
+
+    def find_messages(self, messages: list[dict[str, Any]]) -> tuple[int, int] | None:
+        """(run, start) when `messages` are, object for object, a slice of the last finished run's
+        conversation in this trace (a chat turn continuing the previous one); else None."""
+        if not messages or self._last is None:
+            return None
+        run, earlier = self._last
+        start = next((i for i, m in enumerate(earlier) if m is messages[0]), None)
+        if start is None or start + len(messages) > len(earlier):
+            return None
+        if all(a is b for a, b in zip(earlier[start:start + len(messages)], messages, strict=False)):
+            return run, start
+        return None
 
     def emit(self, kind: str, **data: Any) -> None:
-        """Send an event of `kind` (typed when `toolmode.events` knows the kind) to every sink."""
+        """Send the typed event of `kind` built from `data` (ValueError for an unknown kind) to every sink."""
         self.publish(make_event(kind, data))
 
     def publish(self, event: BaseEvent) -> None:

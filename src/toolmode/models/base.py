@@ -3,10 +3,13 @@ name (for pricing). `ModelClient` (OpenAI-compatible HTTP) is one; `FallbackMode
 
 from __future__ import annotations
 
+import contextvars
+import functools
+import threading
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from toolmode import runctx
+from toolmode import runctx, workers
 from toolmode.events import Notice
 from toolmode.models.reply import Reply
 
@@ -69,3 +72,36 @@ class FallbackModel:
             close = getattr(m, "close", None)
             if close is not None:
                 close()
+
+
+def request_info(model: Any) -> dict[str, Any] | None:
+    """What every request of `model` carries besides the conversation: `{"model", "stream", "params"}`
+    (from its `request_info()`), or None for a model that does not say."""
+    info = getattr(model, "request_info", None)
+    return info() if callable(info) else None
+
+
+def ask_model(model: Model, messages: list[dict[str, Any]], tools: list[dict[str, Any]], run: runctx.RunContext,
+              code_tool: str | None = None) -> Reply:
+    """`model.chat(messages, tools)` on a worker thread, so a cancellation (or Ctrl-C) stops the run during
+    a long request instead of after it; the abandoned request finishes in the background, unread."""
+    box: list[Any] = []
+    done = threading.Event()
+    sent = list(messages)  # the loop appends to `messages` at a stop while an abandoned request may still read
+
+    def work() -> None:
+        try:
+            box.append((True, model.chat(sent, tools)))
+        except BaseException as exc:  # noqa: BLE001 - handed to the loop's thread below
+            box.append((False, exc))
+        finally:
+            done.set()
+
+    workers.submit(functools.partial(contextvars.copy_context().run, work))
+    while not done.wait(0.05):
+        if run.limits.cancelled:
+            run.limits.check_time()
+    ok, value = box[0]
+    if not ok:
+        raise value
+    return value  # type: ignore[no-any-return]

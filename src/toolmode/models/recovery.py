@@ -79,4 +79,4 @@ def _repair(call: ToolCall, known: Tools) -> ToolCall:
                 return converted[0]
     if mark is None:
         return call
-    return ToolCall(call.id, call.name, arguments, mark)
+    return ToolCall(call.id, call.name, arguments, mark, wire_arguments=call.arguments)

@@ -21,6 +21,15 @@ class ToolCall:
     name: str
     arguments: str
     recovered: str | None = None
+    wire_arguments: str | None = None  # the arguments as the server sent them, when they were repaired
+
+    def to_event(self) -> dict[str, Any]:
+        """The call as the trace's `reply` event lists it."""
+        event: dict[str, Any] = {"id": self.id, "name": self.name, "arguments": self.arguments,
+                                 "recovered": self.recovered}
+        if self.wire_arguments is not None:
+            event["wire_arguments"] = self.wire_arguments
+        return event
 
     def to_message(self) -> dict[str, Any]:
         """The OpenAI wire form, for the assistant message replayed in later requests.
