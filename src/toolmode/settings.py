@@ -178,12 +178,10 @@ def resolve(*, model: Any = None, mode: Any = "react", sandbox: Any = None, limi
             prompts: Any = None, flat: Mapping[str, Any] | None = None) -> AgentSettings:
     """The Agent's groups from its arguments: a group given as an object, as a shorthand (`model="name"`,
     `mode="code"`, `sandbox="none"`, `prompts="local"`, or a `Model` object), and flat keywords, each in
-    its group. A flat keyword whose group was given as an object raises SettingsConflict; an unknown one
-    raises TypeError."""
+    its group. A flat keyword whose group was given as an object raises SettingsConflict; any other keyword
+    is one of the mode's own options (its `Options` refuses one it does not have, naming the mode)."""
     flat = dict(flat or {})
-    unknown = [k for k in flat if k not in FLAT]
-    if unknown:
-        raise TypeError(f"Agent() got an unexpected keyword argument {unknown[0]!r}")
+    mode_options = {k: flat.pop(k) for k in [k for k in flat if k not in FLAT]}  # checked by the mode's Options
     if "max_tokens" in flat:
         warnings.warn(MAX_TOKENS_CHANGED, FutureWarning, stacklevel=3)
     client = None
@@ -201,6 +199,8 @@ def resolve(*, model: Any = None, mode: Any = "react", sandbox: Any = None, limi
         if client is not None and group == "model" and mine:
             raise SettingsConflict(f"model= is a Model object: its settings ({', '.join(mine)}) belong to it, "
                                    "not to keywords")
+        if group == "mode":
+            mine.update(mode_options)
         groups[group] = _group(group, value, shorthand.get(group), mine)
     return AgentSettings(**groups, client=client)
 
@@ -222,7 +222,7 @@ def _group(group: str, value: Any, shorthand: str | None, flat: dict[str, Any]) 
     elif value is not None:
         flat[shorthand] = value  # type: ignore[index]
     if group == "mode":
-        options = {k: flat.pop(k) for k in ("search", "direct") if k in flat}
+        options = {k: flat.pop(k) for k in [k for k in flat if k not in ("name", "visible", "ranker")]}
         return ModeSettings(**flat, options=options)
     return cls(**flat)
 

@@ -74,7 +74,8 @@ def make_options(name: str, options: Mapping[str, Any]) -> Any:
         if key not in own:
             others = [m for m in BUILTIN if m != name and key in option_names(m)]
             where = f"; it is for {' and '.join(others)} mode" if others else ""
-            raise ValueError(f"{key}= is not an option of {name} mode (its options: {', '.join(own) or 'none'}){where}")
+            raise ValueError(f"{key}= is neither an Agent setting nor an option of {name} mode "
+                             f"(its options: {', '.join(own) or 'none'}){where}")
     return cls.Options(**options)
 
 
