@@ -41,10 +41,12 @@ if TYPE_CHECKING:
     )
     from toolmode.loop import run_agent
     from toolmode.models.base import FallbackModel, Model
-    from toolmode.models.client import ModelClient, ModelError
+    from toolmode.models.client import ModelClient
+    from toolmode.models.errors import ModelError
     from toolmode.models.pricing import PriceTable
     from toolmode.models.reply import Reply, ToolCall
     from toolmode.result import CallRecord, RunResult, StepRecord
+    from toolmode.runctx import RunContext
     from toolmode.settings import ModelSettings, OutputSettings, SandboxSettings
     from toolmode.tools.base import Tool, tool
     from toolmode.usage import Usage
@@ -64,13 +66,14 @@ _LAZY = {
     "FallbackModel": "toolmode.models.base",
     "Model": "toolmode.models.base",
     "ModelClient": "toolmode.models.client",
-    "ModelError": "toolmode.models.client",
+    "ModelError": "toolmode.models.errors",
     "PriceTable": "toolmode.models.pricing",
     "Reply": "toolmode.models.reply",
     "ToolCall": "toolmode.models.reply",
     "CallRecord": "toolmode.result",
     "RunResult": "toolmode.result",
     "StepRecord": "toolmode.result",
+    "RunContext": "toolmode.runctx",
     "ModelSettings": "toolmode.settings",
     "OutputSettings": "toolmode.settings",
     "SandboxSettings": "toolmode.settings",
@@ -135,6 +138,7 @@ __all__ = [
     "ReasoningDelta",
     "Reply",
     "Retry",
+    "RunContext",
     "RunEnd",
     "RunResult",
     "RunStart",

@@ -369,7 +369,7 @@ def error_line(exc: BaseException) -> str:
 
 
 def _model_error() -> type[Exception]:
-    from toolmode.models.client import ModelError
+    from toolmode.models.errors import ModelError
 
     return ModelError
 

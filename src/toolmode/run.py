@@ -29,7 +29,7 @@ from toolmode.events import (
     ToolsSent,
 )
 from toolmode.models.base import ask_model, request_info
-from toolmode.models.client import ModelError
+from toolmode.models.errors import ModelError
 from toolmode.models.pricing import PriceTable
 from toolmode.models.reply import Reply
 from toolmode.modes.base import Mode

@@ -10,7 +10,9 @@ from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from toolmode import runctx, workers
+from toolmode.budget import RunStopped
 from toolmode.events import Notice
+from toolmode.models.errors import ModelError
 from toolmode.models.reply import Reply
 
 
@@ -32,12 +34,15 @@ class Model(Protocol):
 
 
 class FallbackModel:
-    """Tries each model in turn: when one fails (`ModelError`: an HTTP error, 429 after its retries, an
-    unreachable server), the next gets the same request. The reply says which model answered
-    (`reply.model`), so cost is priced for that model.
+    """Tries each model in turn: when one fails, the next gets the same request. The reply says which
+    model answered (`reply.model`), so cost is priced for that model.
 
-    A `ModelClient` retries 429 and 5xx up to its `deadline` before failing over; pass a short
-    `deadline` to the primary to fail over sooner.
+    What falls back: any `Exception` a model raises (a `ModelError` from an HTTP client: an HTTP error, 429
+    after its retries, an unreachable server; or whatever a custom model raises). What never does: the
+    run's own stop (`RunStopped`: a cancellation or a spent budget) and `BaseException`s that are not
+    errors (KeyboardInterrupt, asyncio's CancelledError, SystemExit): they end the request at once.
+    A `ModelClient` retries 429 and 5xx up to its `deadline` before failing over; pass a short `deadline`
+    to the primary to fail over sooner.
     """
 
     def __init__(self, models: Sequence[Model]) -> None:
@@ -52,19 +57,25 @@ class FallbackModel:
 
     def chat(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] = ()) -> Reply:
         """The first model's reply that does not fail; the last model's error if all fail."""
-        from toolmode.models.client import ModelError
-
         for i, m in enumerate(self.models):
             try:
                 reply = m.chat(messages, tools)
-            except ModelError as exc:
+            except RunStopped:
+                raise
+            except Exception as exc:
                 if i == len(self.models) - 1:
                     raise
-                runctx.emit(Notice(f"model {m.model} failed ({exc}); falling back to {self.models[i + 1].model}"))
+                why = str(exc) if isinstance(exc, ModelError) else f"{type(exc).__name__}: {exc}"
+                runctx.emit(Notice(f"model {m.model} failed ({why}); falling back to {self.models[i + 1].model}",
+                                   about="fallback"))
                 continue
             reply.model = reply.model or m.model
             return reply
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def request_info(self) -> dict[str, Any] | None:
+        """The first model's request settings."""
+        return request_info(self.models[0])
 
     def close(self) -> None:
         """Close every model that can be closed."""

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from toolmode import runctx
 from toolmode.events import ReasoningDelta, Retry, TextDelta
 from toolmode.models.encoding import RequestEncoder
+from toolmode.models.errors import MissingApiKey, ModelError
 from toolmode.models.presets import Preset, preset_for
 from toolmode.models.recovery import TextCallRecovery
 from toolmode.models.reply import Reply, ToolCall
@@ -26,14 +27,6 @@ if TYPE_CHECKING:  # the SDK takes ~0.5 s to import: loaded by the first client,
     import openai
 
 RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504, 529}
-
-
-class ModelError(RuntimeError):
-    """A model request failed for good; the message is one line, fit to show a user."""
-
-
-class MissingApiKey(ModelError):
-    """The endpoint needs an API key and none was found."""
 
 
 class _Retryable(Exception):

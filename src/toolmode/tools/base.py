@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple, get_args, get_origin, get_typ
 
 import docstring_parser
 
+from toolmode import runctx
+
 if TYPE_CHECKING:
     import pydantic
 
@@ -59,6 +61,7 @@ class Tool:
     _validator: type[pydantic.BaseModel] | None = field(default=None, repr=False, compare=False)
     # The parameters to build `_validator` from on first use (tools whose schema was written directly).
     _pending_params: tuple[_Param, ...] | None = field(default=None, repr=False, compare=False)
+    context_param: str | None = None  # the first parameter, when it asks for the run's `RunContext`
 
     @classmethod
     def from_function(
@@ -74,7 +77,11 @@ class Tool:
         param_docs = {p.arg_name: (p.description or "").strip() for p in doc.params}
         hints = get_type_hints(fn, include_extras=True)
         params: list[_Param] = []
-        for pname, param in inspect.signature(fn).parameters.items():
+        context_param = None
+        for i, (pname, param) in enumerate(inspect.signature(fn).parameters.items()):
+            if i == 0 and runctx.is_context_annotation(hints.get(pname)):
+                context_param = pname  # the run's context: passed by the loop, never shown to the model
+                continue
             if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
                 continue
             if pname.startswith("_"):
@@ -115,6 +122,7 @@ class Tool:
             returns_doc=(doc.returns.description or "").strip() or None if doc.returns else None,
             _validator=model,
             _pending_params=None if model is not None else tuple(params),
+            context_param=context_param,
         )
 
     def schema(self) -> dict[str, Any]:
@@ -190,7 +198,10 @@ class Tool:
                 if pname in arguments:
                     raise TypeError(f"{self.name}() got multiple values for argument {pname!r}")
                 arguments[pname] = value
-        result = self.fn(**self.validate(arguments))
+        kwargs = self.validate(arguments)
+        if self.context_param is not None:
+            kwargs[self.context_param] = runctx.current()  # None when called outside a run
+        result = self.fn(**kwargs)
         if inspect.isawaitable(result):
             from toolmode.aio import resolve
 
