@@ -29,24 +29,12 @@ __all__ = ["DEFAULT_MAX_RESULT_CHARS", "DEFAULT_MAX_STEPS", "drive", "run_agent"
 
 
 def run_agent(
-    task: str,
-    mode: Mode,
-    model: Model,
-    *,
-    max_steps: int = DEFAULT_MAX_STEPS,
-    max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
-    trace: Trace | None = None,
-    system_prompt: str | None = None,
-    instructions: str | None = None,
-    prices: PriceTable | None = None,
-    history: list[dict[str, Any]] | None = None,
-    budget: Budget | None = None,
-    cancel: list[CancelToken] | None = None,
-    output_type: Any = None,
-    policies: list[ReplyPolicy] | None = None,
-    call_policies: list[CallPolicy] | None = None,
-    event_loop: Any = None,
-    deps: Any = None,
+    task: str, mode: Mode, model: Model, *,
+    max_steps: int = DEFAULT_MAX_STEPS, max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
+    trace: Trace | None = None, system_prompt: str | None = None, instructions: str | None = None,
+    prices: PriceTable | None = None, history: list[dict[str, Any]] | None = None, budget: Budget | None = None,
+    cancel: list[CancelToken] | None = None, output_type: Any = None, policies: list[ReplyPolicy] | None = None,
+    call_policies: list[CallPolicy] | None = None, event_loop: Any = None, deps: Any = None,
     config: dict[str, Any] | None = None,
 ) -> RunResult:
     """Run `task` to an answer (or a limit) and return the result with usage and cost.
@@ -59,16 +47,19 @@ def run_agent(
     `run_end`. Bad arguments (history shape, output_type) raise ValueError before the run starts.
     """
     spec = OutputSpec(output_type) if output_type is not None else None
-    base = mode.system_prompt() if system_prompt is None else system_prompt
     run = Run(
-        task, mode, model, trace=trace or Trace(), limits=Limits(budget or Budget(), list(cancel or [])),
-        prices=prices or PriceTable(), max_steps=max_steps, max_result_chars=max_result_chars,
-        system="\n\n".join(p for p in (base, instructions) if p) or None,
-        history=check_history(history) if history else [], output=spec,
-        policies=[*default_policies(spec), *(policies or [])], call_policies=call_policies or [],
-        event_loop=event_loop, deps=deps, config=config,
+        task, mode, model, trace=trace, limits=Limits(budget or Budget(), list(cancel or [])), prices=prices,
+        max_steps=max_steps, max_result_chars=max_result_chars, system=system_text(mode, system_prompt, instructions),
+        history=check_history(history or []), output=spec, policies=[*default_policies(spec), *(policies or [])],
+        call_policies=call_policies or [], event_loop=event_loop, deps=deps, config=config,
     )
     return drive(run)
+
+
+def system_text(mode: Mode, system_prompt: str | None, instructions: str | None) -> str | None:
+    """The system prompt sent: `system_prompt` or the mode's own, then `instructions`; None when empty."""
+    base = mode.system_prompt() if system_prompt is None else system_prompt
+    return "\n\n".join(p for p in (base, instructions) if p) or None
 
 
 def drive(run: Run) -> RunResult:

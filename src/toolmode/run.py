@@ -43,14 +43,15 @@ from toolmode.usage import Usage
 class Run:
     """One run: `start()`, then `step_once()` until it returns the RunResult (the loop does this)."""
 
-    def __init__(self, task: str, mode: Mode, model: Any, *, trace: Trace, limits: Limits, prices: PriceTable,
-                 max_steps: int, max_result_chars: int, system: str | None, history: Sequence[dict[str, Any]] = (),
-                 output: OutputSpec | None = None, policies: Sequence[ReplyPolicy] = (),
-                 call_policies: Sequence[CallPolicy] = (), event_loop: Any = None, deps: Any = None,
-                 config: dict[str, Any] | None = None) -> None:
-        self.task, self.mode, self.model, self.trace = task, mode, model, trace
+    def __init__(self, task: str, mode: Mode, model: Any, *, trace: Trace | None = None, limits: Limits,
+                 prices: PriceTable | None = None, max_steps: int, max_result_chars: int, system: str | None,
+                 history: Sequence[dict[str, Any]] = (), output: OutputSpec | None = None,
+                 policies: Sequence[ReplyPolicy] = (), call_policies: Sequence[CallPolicy] = (),
+                 event_loop: Any = None, deps: Any = None, config: dict[str, Any] | None = None) -> None:
+        self.task, self.mode, self.model, self.trace = task, mode, model, trace or Trace()
         self.prompts = mode.prompts
-        self.limits, self.prices, self.max_steps, self.max_result_chars = limits, prices, max_steps, max_result_chars
+        self.limits, self.prices = limits, prices or PriceTable()
+        self.max_steps, self.max_result_chars = max_steps, max_result_chars
         self.system, self.history, self.output_spec = system, list(history), output
         self.policies, self.call_policies = list(policies), list(call_policies)
         self.config = config or {}
@@ -61,7 +62,7 @@ class Run:
         self.step = 0
         self.tools: list[dict[str, Any]] = []
         self._sent_names: list[str] | None = None
-        self.context = runctx.RunContext(trace.publish, limits, event_loop, deps=deps, run=self)
+        self.context = runctx.RunContext(self.trace.publish, limits, event_loop, deps=deps, run=self)
 
     # ------------------------------------------------------------------ events and messages
 
@@ -83,7 +84,8 @@ class Run:
 
     def start(self) -> None:
         """Publish `run_start` and lay out the conversation: the system prompt, the carried history, the task."""
-        carried = self.history[1:] if self.history and self.history[0]["role"] == "system" else self.history
+        history = self.history
+        carried = history[1:] if history and history[0]["role"] == "system" else history
         self.publish(RunStart(
             task=self.task, mode=self.mode.name, model=self.model.model, base_url=getattr(self.model, "base_url", None),
             tools_sent=[s["function"]["name"] for s in self.mode.tool_schemas()], notes=self.mode.notes(),
@@ -91,9 +93,13 @@ class Run:
             run=self.trace.next_run(), system=self.system, request=request_info(self.model), config=self.config,
         ))
         if self.system:
-            same = self.history and self.history[0]["role"] == "system" and self.history[0]["content"] == self.system
-            self.add(self.history[0] if same else {"role": "system", "content": self.system}, "system")
+            kept = history and history[0]["role"] == "system" and history[0]["content"] == self.system
+            self.add(history[0] if kept else {"role": "system", "content": self.system}, "system")
         self._carry(carried)
+        self._add_task()
+
+    def _add_task(self) -> None:
+        """The task message (with the answer format, when there is one); a note when max_cost cannot be priced."""
         task = f"{self.task}\n\n{self.output_spec.instructions(self.prompts)}" if self.output_spec else self.task
         self.add({"role": "user", "content": task}, "task")
         if self.limits.budget.max_cost is not None and self.prices.lookup(self.model.model) is None:
