@@ -58,7 +58,8 @@ def test_trace_file_holds_the_same_events_as_the_stream(scripted, tmp_path: Path
     with make(server, runs_dir=tmp_path / "runs") as agent:
         events = list(agent.stream("go"))
     path = events[-1].result.trace_path
-    lines = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()]
+    header, *lines = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()]
+    assert (header["kind"], header["version"]) == ("trajectory", 2)
     assert [x["kind"] for x in lines] == [e.kind for e in events]
     assert [x["t"] for x in lines] == [round(e.t, 4) for e in events]
 

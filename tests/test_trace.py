@@ -27,7 +27,10 @@ def echo(text: str) -> str:
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    """The events of a trace file (the header line checked and left out)."""
+    header, *events = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert (header["kind"], header["version"]) == ("trajectory", 2)
+    return events
 
 
 def make_agent(server, tmp_path: Path, **kwargs: Any) -> Agent:

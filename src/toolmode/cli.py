@@ -165,6 +165,11 @@ def _build_parser() -> argparse.ArgumentParser:
     show.add_argument("--prompts", default="standard", metavar="VARIANT_OR_FOLDER",
                       help="standard, local, or a folder of prompt files overriding them (default: standard)")
 
+    replay = sub.add_parser("replay", help="run a recorded trace again against its own replies; show the first "
+                                           "request that differs")
+    replay.add_argument("trace", help="a trace file (runs/*.jsonl)")
+    replay.add_argument("--run", type=int, default=None, help="replay only this run of the file (0, 1, ...)")
+
     for name, help_text in (
         ("bench", "compare modes over N runs on a task suite"),
         ("demo", "scripted demo: no API key, no network"),
@@ -320,6 +325,16 @@ def _cmd_tools(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from toolmode.replay import replay
+    from toolmode.textsafe import escape_control
+
+    reports = replay(args.trace, args.run)
+    for report in reports:
+        print(escape_control(report.summary()))
+    return 0 if all(r.identical for r in reports) else 1
+
+
 def _cmd_prompts(args: argparse.Namespace) -> int:
     from toolmode.prompts.show import show_prompts
 
@@ -334,7 +349,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _delegate(argv[0], argv[1:])
     args = _build_parser().parse_args(argv)
     try:
-        return {"run": _cmd_run, "chat": _cmd_chat, "tools": _cmd_tools, "prompts": _cmd_prompts}[args.command](args)
+        commands = {"run": _cmd_run, "chat": _cmd_chat, "tools": _cmd_tools, "prompts": _cmd_prompts,
+                    "replay": _cmd_replay}
+        return commands[args.command](args)
     except KeyboardInterrupt:
         print("toolmode: interrupted; the trace keeps every finished step", file=sys.stderr)
         return 130

@@ -140,6 +140,7 @@ class StepUsage(TypedEvent):
     attempts: int = 1
     model: str | None = None
     sent_messages: int = 0  # the request carried the run's messages [0, sent_messages)
+    wire_tool_calls: list[dict[str, Any]] | None = None  # the server's own calls, when recovery changed them
     t: float = field(default=0.0, kw_only=True)
 
 

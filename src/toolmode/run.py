@@ -146,6 +146,9 @@ class Run:
 
     def take(self, reply: Reply) -> StepRecord:
         """Account for a reply (usage, cost, a step record), add it to the conversation and publish it."""
+        for i, call in enumerate(reply.tool_calls):
+            if call.recovered not in (None, "arguments"):  # read from the text: the server gave it no id
+                call.id = f"recovered_{self.step}_{i}"  # the same in every replay of the run
         sent = len(self.messages)
         usage = reply.usage
         usage.requests = max(usage.requests, 1)  # a custom Model need not count its requests
@@ -161,6 +164,7 @@ class Run:
             tool_calls=[c.to_event() for c in reply.tool_calls], reasoning=reply.reasoning,
             finish_reason=reply.finish_reason, recovered=reply.recovered, attempts=reply.attempts,
             model=reply.model, sent_messages=sent,
+            wire_tool_calls=None if reply.wire_calls is None else [c.to_event() for c in reply.wire_calls],
         ))
         self.add(reply.message(), "reply")
         return record

@@ -1,7 +1,8 @@
 """Where run events go: a JSONL file on disk, the terminal, memory, or a stream consumer.
 
-The JSONL sink writes and flushes each event as it happens, so a run that dies keeps every finished step.
-The event types themselves live in `toolmode.events`.
+The JSONL sink writes and flushes each event as it happens, so a run that dies keeps every finished step;
+its file is the run's trajectory (format: docs/CONTRACTS.md), read back with `read(path)`. The event types
+themselves live in `toolmode.events`.
 """
 
 from __future__ import annotations
@@ -17,10 +18,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from toolmode import hostfiles
+from toolmode import hostfiles, trajectory
 from toolmode.events import BaseEvent, make_event
 
-__all__ = ["JsonlSink", "MemorySink", "Sink", "Trace", "new_trace_path"]
+__all__ = ["JsonlSink", "MemorySink", "Sink", "Trace", "new_trace_path", "read"]
+
+read = trajectory.read
 
 DELTA_KINDS = frozenset({"text_delta", "reasoning_delta"})  # the `reply` event holds the whole text
 
@@ -47,6 +50,9 @@ class JsonlSink:
         self.path = Path(path)
         fd = hostfiles.open_file(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
         self._file = open(fd, "a", encoding="utf-8")  # noqa: SIM115 - closed by close()
+        if os.fstat(fd).st_size == 0:  # a new file starts with the format's header line
+            self._file.write(json.dumps(trajectory.header(), ensure_ascii=False) + "\n")
+            self._file.flush()
 
     def emit(self, event: BaseEvent) -> None:
         """Write and flush the event (streamed text pieces are left out: the reply event has the text)."""

@@ -107,6 +107,10 @@ class ModelClient:
         """Close the HTTP connection pool."""
         self._client.close()
 
+    def request_info(self) -> dict[str, Any]:
+        """What every request carries besides the conversation (recorded in the trace, for replay)."""
+        return {"model": self.model, "stream": self.stream, "params": dict(self.params)}
+
     def chat(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] = ()) -> Reply:
         """Send one chat-completions request (retrying transient failures) and return the reply.
 

@@ -33,7 +33,10 @@ class TextCallRecovery:
         known = Tools.from_schemas(tools)
         if reply.tool_calls:
             if self.text_calls:
-                reply.tool_calls = [_repair(c, known) for c in reply.tool_calls]
+                sent = reply.tool_calls
+                reply.tool_calls = [_repair(c, known) for c in sent]
+                if any(a is not b for a, b in zip(sent, reply.tool_calls, strict=True)):
+                    reply.wire_calls = sent  # kept for the trace: what the server really sent
                 marks = {c.recovered for c in reply.tool_calls} - {None}
                 reply.recovered = next(iter(sorted(marks)), None)  # type: ignore[arg-type]
             return reply
@@ -79,4 +82,4 @@ def _repair(call: ToolCall, known: Tools) -> ToolCall:
                 return converted[0]
     if mark is None:
         return call
-    return ToolCall(call.id, call.name, arguments, mark, wire_arguments=call.arguments)
+    return ToolCall(call.id, call.name, arguments, mark)

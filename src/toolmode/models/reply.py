@@ -21,15 +21,10 @@ class ToolCall:
     name: str
     arguments: str
     recovered: str | None = None
-    wire_arguments: str | None = None  # the arguments as the server sent them, when they were repaired
 
     def to_event(self) -> dict[str, Any]:
         """The call as the trace's `reply` event lists it."""
-        event: dict[str, Any] = {"id": self.id, "name": self.name, "arguments": self.arguments,
-                                 "recovered": self.recovered}
-        if self.wire_arguments is not None:
-            event["wire_arguments"] = self.wire_arguments
-        return event
+        return {"id": self.id, "name": self.name, "arguments": self.arguments, "recovered": self.recovered}
 
     def to_message(self) -> dict[str, Any]:
         """The OpenAI wire form, for the assistant message replayed in later requests.
@@ -69,6 +64,7 @@ class Reply:
     attempts: int = 1
     model: str | None = None  # which model answered, when it is not the one asked (FallbackModel)
     problem: str | None = None
+    wire_calls: list[ToolCall] | None = None  # the native calls as the server sent them, when recovery changed them
 
     def message(self) -> dict[str, Any]:
         """The assistant message to append to the conversation.
