@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from toolmode import workers
+from toolmode.bounded import loads_json
 from toolmode.budget import RunStopped
 from toolmode.events import ToolCallFinished, ToolCallStarted
 from toolmode.models.reply import ToolCall
@@ -31,8 +32,9 @@ if TYPE_CHECKING:
 
 
 def decode_arguments(text: str) -> Any:
-    """A call's arguments text as JSON (empty text: no arguments). The one place tool arguments are parsed."""
-    return json.loads(text) if text.strip() else {}
+    """A call's arguments text as JSON, within bounds of size and nesting (empty text: no arguments).
+    The one place tool arguments are parsed; raises json.JSONDecodeError (ParseLimitError is one)."""
+    return loads_json(text) if text.strip() else {}
 
 
 def run_calls(run: Run, calls: list[ToolCall], deliver: Callable[[list[CallRecord]], None]) -> None:

@@ -240,9 +240,11 @@ def _load_tools(args: argparse.Namespace) -> list[Any]:
             name = parse_spec(spec).name
             seen[name] = seen.get(name, 0) + 1
             # Two --mcp servers deriving the same name ("test") get test, test2, ... so prefixes stay unique.
-            tools += mcp_tools(spec, name=name if seen[name] == 1 else f"{name}{seen[name]}")
+            tools += mcp_tools(spec, name=name if seen[name] == 1 else f"{name}{seen[name]}",
+                               workspace=args.workspace, allow_env_in_workspace=args.allow_env_in_workspace)
         if args.mcp_config:
-            tools += mcp_tools_from_config(args.mcp_config)
+            tools += mcp_tools_from_config(args.mcp_config, workspace=args.workspace,
+                                           allow_env_in_workspace=args.allow_env_in_workspace)
     return tools
 
 

@@ -26,6 +26,7 @@ from toolmode.bench.results import RESULTS, BenchDirError, read_results, write_s
 from toolmode.bench.source import TaskSource
 from toolmode.bench.stats import SCRIPTED_NOTE
 from toolmode.bench.task import Task
+from toolmode.bench.trust import check_resume, signed
 from toolmode.cli import add_model_args
 from toolmode.defaults import BENCH_MAX_STEPS, DEFAULT_MAX_RESULT_CHARS
 from toolmode.textsafe import escape_control
@@ -170,6 +171,7 @@ def _plan(args: argparse.Namespace) -> _Plan:
     where, saved = saved_settings(args.resume, args.out)
     settings = _settings(args, saved)
     if where is not None and saved:
+        check_resume(where, saved, vars(args))  # bench.json is model-writable: trust only what is signed
         check_conflicts(where, _settings(None, saved), vars(args), mix=args.mix_settings)
     from_file = {k for k in _SAVED if getattr(args, k) is None and k in saved}
     check_settings(settings, args.jobs, from_file=from_file, saved_in=where)
@@ -232,8 +234,8 @@ def _start_dir(plan: _Plan) -> None:
     settings.setdefault("started", plan.saved.get("started") or datetime.now().isoformat(timespec="seconds"))
     try:
         os.close(hostfiles.open_dir(plan.where))  # never through a planted link
-        write_settings(plan.where, {**settings, "task_order": settings["tasks_run"],
-                                    "mode_order": [s.label for s in plan.specs]})  # fmt: skip
+        write_settings(plan.where, signed({**settings, "task_order": settings["tasks_run"],
+                                           "mode_order": [s.label for s in plan.specs]}))  # fmt: skip
     except OSError as exc:
         raise BenchUsageError(f"cannot write the bench directory {plan.where}: {exc.strerror or exc}") from None
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from toolmode import hostfiles
+from toolmode.bounded import loads_json
 
 RESULTS = "results.jsonl"
 SETTINGS = "bench.json"
@@ -124,8 +125,8 @@ def read_results(bench_dir: Path) -> list[dict[str, Any]]:
 def _record_or_none(line: str) -> dict[str, Any] | None:
     """The episode record on `line`, or None if it is not one."""
     try:
-        record = json.loads(line)
-    except json.JSONDecodeError:
+        record = loads_json(line)
+    except json.JSONDecodeError:  # ParseLimitError included: a planted line nested 100,000 deep
         return None
     if not isinstance(record, dict):
         return None
@@ -144,7 +145,7 @@ def read_settings(bench_dir: Path) -> dict[str, Any]:
     """The saved settings, or {} if there are none; BenchDirError if the file is unreadable or not a JSON object."""
     path = Path(bench_dir) / SETTINGS
     try:
-        settings = json.loads(hostfiles.read_text(path))
+        settings = loads_json(hostfiles.read_text(path))
     except FileNotFoundError:
         return {}
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
