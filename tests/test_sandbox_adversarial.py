@@ -28,11 +28,11 @@ from typing import Any
 import pytest
 
 from host_health import host_state, same_host_state
+from toolmode import callscope
 from toolmode.bench.results import ResultsFile, read_results, read_settings, write_settings
 from toolmode.events import Notice
 from toolmode.sandbox import Sandbox, SandboxLimits, StubSpec, landlock, shell
 from toolmode.sandbox.budget import INODE_BYTES
-from toolmode.tools import callscope
 from toolmode.trace import open_trace_file
 
 CORPUS = sorted((Path(__file__).parent / "adversarial").glob("*.py"))

@@ -197,8 +197,8 @@ def test_a_cancelled_call_stops_the_command_and_its_group(tmp_path: Path) -> Non
     import threading
     import time
 
+    from toolmode import callscope
     from toolmode.sandbox import shell
-    from toolmode.tools import callscope
 
     scope = callscope.CallScope("run_shell", time.monotonic() + 600)
     ctx = contextvars.copy_context()

@@ -17,14 +17,13 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from toolmode import workers
+from toolmode import callscope, workers
 from toolmode.bounded import loads_json
 from toolmode.budget import RunStopped
 from toolmode.events import ToolCallFinished, ToolCallStarted
 from toolmode.models.reply import ToolCall
 from toolmode.modes.base import FailedResult
 from toolmode.result import CallRecord
-from toolmode.tools import callscope
 
 if TYPE_CHECKING:
     from toolmode.prompts import PromptSet

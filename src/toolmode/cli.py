@@ -338,7 +338,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
 
 def _cmd_prompts(args: argparse.Namespace) -> int:
-    from toolmode.prompts.show import show_prompts
+    from toolmode.prompt_view import show_prompts
 
     print(show_prompts(args.mode, args.prompts))
     return 0

@@ -25,10 +25,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .. import callscope
+from ..callscope import CallScope, ToolCancelled
+from ..callscope import remaining_time as remaining_time
 from ..hostenv import environment_refusal
-from ..tools import callscope
-from ..tools.callscope import CallScope, ToolCancelled
-from ..tools.callscope import remaining_time as remaining_time
 from . import boot, landlock, runlimits, seccomp
 from .budget import WriteBudget
 from .output import cap_output, escape_control, format_error

@@ -33,8 +33,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import callscope
 from ..hostenv import environment_refusal
-from ..tools import callscope
 from . import boot, landlock, runlimits
 from .budget import WriteBudget
 from .spawn import interpreter, kill_group, scrubbed_env

@@ -12,11 +12,11 @@ from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from functools import cache
 from typing import Any, TextIO
 
+from toolmode.callscope import remaining_time
 from toolmode.runctx import cap_timeout
 from toolmode.tools import html_text
 from toolmode.tools.base import Tool
 from toolmode.tools.calculator import calculator
-from toolmode.tools.callscope import remaining_time
 from toolmode.tools.netguard import NetPolicy, guarded_get
 from toolmode.tools.safe_open import O_PATH
 from toolmode.tools.workspace import Workspace
