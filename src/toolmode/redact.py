@@ -47,13 +47,17 @@ _PATTERNS = re.compile(
 
 _remembered: set[str] = set()
 _lock = threading.Lock()
+# secrets_in_use() for one state of the environment and of `_remembered` (it is asked for every line written)
+_cache: tuple[object, list[str]] | None = None
 
 
 def remember(secret: str | None) -> None:
     """Treat `secret` (e.g. the API key a model client was given) as a credential from now on."""
+    global _cache
     if secret and _secret_like(secret.strip()):
         with _lock:
             _remembered.add(secret.strip())
+            _cache = None
 
 
 def _secret_like(value: str) -> bool:
@@ -62,7 +66,22 @@ def _secret_like(value: str) -> bool:
 
 def secrets_in_use() -> list[str]:
     """The literal secrets redacted: remembered ones and the values of API-key-like environment variables,
-    longest first (so a key that contains another is replaced whole)."""
+    longest first (so a key that contains another is replaced whole). Worked out again only when the
+    environment changed (a snapshot of its raw items is compared, in C: decoding every variable for every
+    line written cost more than the rest of a step)."""
+    global _cache
+    raw = getattr(os.environ, "_data", None)
+    state = tuple(raw.items()) if isinstance(raw, dict) else tuple(os.environ.items())
+    cached = _cache
+    if cached is not None and cached[0] == state:
+        return cached[1]
+    with _lock:
+        found = _scan()
+        _cache = (state, found)
+    return found
+
+
+def _scan() -> list[str]:
     found = set(_remembered)
     for name, value in os.environ.items():
         if (name in _PRESET_ENV or _ENV_SECRET.search(name)) and _secret_like(value.strip()):

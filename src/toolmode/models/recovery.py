@@ -26,12 +26,20 @@ class TextCallRecovery:
     def __init__(self, *, text_calls: bool = True, code_blocks: bool = False) -> None:
         self.text_calls = text_calls
         self.code_blocks = code_blocks
+        self._known: tuple[Sequence[dict[str, Any]], Tools] | None = None  # the last tool list read, by identity
+
+    def _tools(self, tools: Sequence[dict[str, Any]]) -> Tools:
+        """`Tools.from_schemas(tools)`, kept while the same list object comes again (modes reuse theirs)."""
+        known = self._known
+        if known is None or known[0] is not tools:
+            known = self._known = (tools, Tools.from_schemas(tools))
+        return known[1]
 
     def recover(self, reply: Reply, tools: Sequence[dict[str, Any]]) -> Reply:
         """Fill `reply.tool_calls` / `reply.recovered` / `reply.problem` from what the model wrote."""
         if not tools or not (self.text_calls or self.code_blocks):
             return reply
-        known = Tools.from_schemas(tools)
+        known = self._tools(tools)
         if reply.tool_calls:
             if self.text_calls:
                 sent = reply.tool_calls
