@@ -97,11 +97,21 @@ def _replace(match: re.Match[str]) -> str:
     return REDACTED
 
 
+# Every branch of _PATTERNS needs one of these (lowercased) in the text: a line without any is left alone
+# without running the pattern, which tries every branch at every position (~60 us for a 250-character line,
+# more than the rest of a step's trace writing).
+_TRIGGERS = ("://", "authorization", "api", "access_token", "secret", "bearer", "sk-", "ghp_", "gho_", "ghu_",
+             "ghs_", "ghr_", "github_pat_", "glpat-", "xox", "akia", "aiza", "hf_", "gsk_")
+
+
 def redact(text: str) -> str:
     """`text` with every credential it holds replaced by `[REDACTED]` (see the module's docstring)."""
     for secret in secrets_in_use():
         if secret in text:
             text = text.replace(secret, REDACTED)
+    lower = text.lower()
+    if not any(trigger in lower for trigger in _TRIGGERS):
+        return text
     return _PATTERNS.sub(_replace, text)
 
 
