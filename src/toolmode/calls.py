@@ -15,10 +15,9 @@ import math
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from toolmode import callscope, workers
-from toolmode.bounded import loads_json
 from toolmode.budget import RunStopped
 from toolmode.events import ToolCallFinished, ToolCallStarted
 from toolmode.models.reply import ToolCall
@@ -28,12 +27,6 @@ from toolmode.result import CallRecord
 if TYPE_CHECKING:
     from toolmode.prompts import PromptSet
     from toolmode.run import Run
-
-
-def decode_arguments(text: str) -> Any:
-    """A call's arguments text as JSON, within bounds of size and nesting (empty text: no arguments).
-    The one place tool arguments are parsed; raises json.JSONDecodeError (ParseLimitError is one)."""
-    return loads_json(text) if text.strip() else {}
 
 
 def run_calls(run: Run, calls: list[ToolCall], deliver: Callable[[list[CallRecord]], None]) -> None:
@@ -86,7 +79,7 @@ def handle(run: Run, call: ToolCall) -> tuple[str, bool]:
     policy, the mode's result, or the tool's exception as `Error: <Type>: <message>`."""
     prompts = run.prompts
     try:
-        arguments = decode_arguments(call.arguments)
+        arguments = call.decoded()  # bounded (toolmode.bounded), parsed once per call
     except json.JSONDecodeError as exc:
         return prompts.text("bad_arguments_json", name=call.name, error=exc.msg, position=exc.pos,
                             sent=call.arguments[:200]), True

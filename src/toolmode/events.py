@@ -33,11 +33,17 @@ class BaseEvent:
 class TypedEvent(BaseEvent):
     """Base of the typed events: `data` is built from the dataclass fields (except `t` and hidden ones)."""
 
+    _written: ClassVar[tuple[str, ...] | None] = None  # the fields `data` holds, worked out once per class
+
     @property
     def data(self) -> dict[str, Any]:
         """The event's fields as a dict (what the trace writes besides kind and t)."""
-        return {f.name: getattr(self, f.name) for f in fields(self)  # type: ignore[arg-type]
-                if f.name != "t" and not f.metadata.get("hidden")}
+        names = type(self).__dict__.get("_written")
+        if names is None:
+            names = tuple(f.name for f in fields(self)  # type: ignore[arg-type]
+                          if f.name != "t" and not f.metadata.get("hidden"))
+            type(self)._written = names
+        return {name: getattr(self, name) for name in names}
 
 
 def _hidden(default: Any = None) -> Any:

@@ -69,7 +69,7 @@ def _repair(call: ToolCall, known: Tools) -> ToolCall:
     arguments = call.arguments
     mark = None
     try:
-        loads_json(arguments or "{}")
+        call.decoded()
     except ValueError:
         try:
             value = loads_lenient(arguments)
