@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+from typing import Any
 
 REDACTED = "[REDACTED]"
 # Shorter values (and values with spaces) are not treated as literal secrets: replacing them everywhere
@@ -48,7 +49,7 @@ _PATTERNS = re.compile(
 _remembered: set[str] = set()
 _lock = threading.Lock()
 # secrets_in_use() for one state of the environment and of `_remembered` (it is asked for every line written)
-_cache: tuple[object, list[str]] | None = None
+_cache: tuple[dict[Any, Any], list[str]] | None = None
 
 
 def remember(secret: str | None) -> None:
@@ -71,13 +72,13 @@ def secrets_in_use() -> list[str]:
     line written cost more than the rest of a step)."""
     global _cache
     raw = getattr(os.environ, "_data", None)
-    state = tuple(raw.items()) if isinstance(raw, dict) else tuple(os.environ.items())
+    state = raw if isinstance(raw, dict) else os.environ
     cached = _cache
-    if cached is not None and cached[0] == state:
+    if cached is not None and cached[0] == state:  # a dict compare, in C
         return cached[1]
     with _lock:
         found = _scan()
-        _cache = (state, found)
+        _cache = (dict(state), found)
     return found
 
 
@@ -102,6 +103,7 @@ def _replace(match: re.Match[str]) -> str:
 # more than the rest of a step's trace writing).
 _TRIGGERS = ("://", "authorization", "api", "access_token", "secret", "bearer", "sk-", "ghp_", "gho_", "ghu_",
              "ghs_", "ghr_", "github_pat_", "glpat-", "xox", "akia", "aiza", "hf_", "gsk_")
+_TRIGGER = re.compile("|".join(map(re.escape, _TRIGGERS)))
 
 
 def redact(text: str) -> str:
@@ -109,8 +111,7 @@ def redact(text: str) -> str:
     for secret in secrets_in_use():
         if secret in text:
             text = text.replace(secret, REDACTED)
-    lower = text.lower()
-    if not any(trigger in lower for trigger in _TRIGGERS):
+    if _TRIGGER.search(text.lower()) is None:
         return text
     return _PATTERNS.sub(_replace, text)
 
