@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from toolmode.agent import Agent
     from toolmode.budget import Budget, CancelToken
     from toolmode.chat import Chat
+    from toolmode.errors import SettingsConflict, ToolmodeError
     from toolmode.events import (
         BaseEvent,
         Carried,
@@ -47,7 +48,14 @@ if TYPE_CHECKING:
     from toolmode.models.reply import Reply, ToolCall
     from toolmode.result import CallRecord, RunResult, StepRecord
     from toolmode.runctx import RunContext
-    from toolmode.settings import ModelSettings, OutputSettings, SandboxSettings
+    from toolmode.settings import (
+        LimitSettings,
+        ModelSettings,
+        ModeSettings,
+        OutputSettings,
+        PromptSettings,
+        SandboxSettings,
+    )
     from toolmode.tools.base import Tool, tool
     from toolmode.usage import Usage
 
@@ -61,6 +69,8 @@ _LAZY = {
     "Budget": "toolmode.budget",
     "CancelToken": "toolmode.budget",
     "Chat": "toolmode.chat",
+    "SettingsConflict": "toolmode.errors",
+    "ToolmodeError": "toolmode.errors",
     **dict.fromkeys(_EVENTS, "toolmode.events"),
     "run_agent": "toolmode.loop",
     "FallbackModel": "toolmode.models.base",
@@ -74,6 +84,9 @@ _LAZY = {
     "RunResult": "toolmode.result",
     "StepRecord": "toolmode.result",
     "RunContext": "toolmode.runctx",
+    "LimitSettings": "toolmode.settings",
+    "ModeSettings": "toolmode.settings",
+    "PromptSettings": "toolmode.settings",
     "ModelSettings": "toolmode.settings",
     "OutputSettings": "toolmode.settings",
     "SandboxSettings": "toolmode.settings",
@@ -127,7 +140,9 @@ __all__ = [
     "Chat",
     "ErrorEvent",
     "FallbackModel",
+    "LimitSettings",
     "MessageAdded",
+    "ModeSettings",
     "Model",
     "ModelClient",
     "ModelError",
@@ -135,6 +150,7 @@ __all__ = [
     "Notice",
     "OutputSettings",
     "PriceTable",
+    "PromptSettings",
     "ReasoningDelta",
     "Reply",
     "Retry",
@@ -143,6 +159,7 @@ __all__ = [
     "RunResult",
     "RunStart",
     "SandboxSettings",
+    "SettingsConflict",
     "StepRecord",
     "StepUsage",
     "TextDelta",
@@ -150,6 +167,7 @@ __all__ = [
     "ToolCall",
     "ToolCallFinished",
     "ToolCallStarted",
+    "ToolmodeError",
     "ToolsSent",
     "Usage",
     "builtin_tools",

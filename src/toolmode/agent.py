@@ -261,8 +261,12 @@ class Agent:
         loop = asyncio.get_running_loop()
         done: asyncio.Future[Any] = loop.create_future()
 
+        def settle(item: Any) -> None:
+            if not done.done():
+                done.set_result(item)
+
         def deliver(item: Any) -> None:
-            loop.call_soon_threadsafe(lambda: done.done() or done.set_result(item))
+            loop.call_soon_threadsafe(settle, item)
 
         threading.Thread(target=contextvars.copy_context().run, args=(self._worker, run, loop, deliver),
                          name="toolmode-arun", daemon=True).start()
@@ -298,7 +302,7 @@ class Agent:
         finally:
             run.token.cancel()
 
-    def chat(self, **options: Any) -> Chat:
+    def chat(self, **options: Any) -> Chat[Agent]:
         """A `Chat`: a conversation whose turns continue each other (`chat.send(text)`)."""
         return Chat(self, **options)
 

@@ -8,7 +8,7 @@ conversation; a turn interrupted with Ctrl-C (`KeyboardInterrupt`) does not.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 from toolmode.result import RunResult
 from toolmode.trace import Trace
@@ -27,10 +27,13 @@ class Runner(Protocol):
         ...
 
 
-class Chat:
+R = TypeVar("R", bound=Runner)
+
+
+class Chat(Generic[R]):
     """Turns with one agent. `messages` is the conversation; `usage` and `cost` add up every turn."""
 
-    def __init__(self, agent: Runner, *, trace: Trace | None = None) -> None:
+    def __init__(self, agent: R, *, trace: Trace | None = None) -> None:
         self.agent = agent
         self.trace = trace if trace is not None else agent.new_trace()  # one trace for the whole session
         self.messages: list[dict[str, Any]] = []
@@ -65,7 +68,7 @@ class Chat:
         """Close the session's trace."""
         self.trace.close()
 
-    def __enter__(self) -> Chat:
+    def __enter__(self) -> Chat[R]:
         return self
 
     def __exit__(self, *exc: object) -> None:

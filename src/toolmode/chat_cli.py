@@ -77,7 +77,7 @@ def _fmt_cost(cost: float | None) -> str:
 
 def chat_loop(make_agent: Callable[[str], Any], mode: str) -> int:
     """Run the session until end of input. `make_agent(mode)` builds an Agent (console and trace on)."""
-    session = Chat(make_agent(mode))
+    session: Chat[Any] = Chat(make_agent(mode))
     print(f"toolmode chat · mode {mode} · {help_text()}", flush=True)
     try:
         while (text := _next_message()) is not None:
@@ -107,7 +107,7 @@ def _next_message() -> str | None:
             print("\n(input cleared; Ctrl-D leaves)", file=sys.stderr, flush=True)
 
 
-def _command(session: Chat, command: str, make_agent: Callable[[str], Any]) -> None:
+def _command(session: Chat[Any], command: str, make_agent: Callable[[str], Any]) -> None:
     """Carry out one /command."""
     name, _, arg = command.partition(" ")
     if name == "/reset":
@@ -126,7 +126,7 @@ def _command(session: Chat, command: str, make_agent: Callable[[str], Any]) -> N
         print(f"unknown command {command[:40]!r}; {help_text()}", file=sys.stderr, flush=True)
 
 
-def _switch(session: Chat, mode: str, make_agent: Callable[[str], Any]) -> None:
+def _switch(session: Chat[Any], mode: str, make_agent: Callable[[str], Any]) -> None:
     """Switch the session to `mode`, keeping the conversation (the new mode's system prompt replaces the
     old one: the library does that for any history)."""
     try:  # built first: a mode that cannot start leaves the old one in place

@@ -246,6 +246,6 @@ def make_event(kind: str, data: dict[str, Any], t: float = 0.0) -> TypedEvent:
     if cls is None:
         raise ValueError(f"unknown event kind {kind!r}; known: {', '.join(EVENT_TYPES)}")
     try:
-        return cls(**data, t=t)
+        return cls(**data, t=t)  # type: ignore[call-arg]
     except TypeError as exc:
         raise ValueError(f"bad fields for a {kind!r} event: {exc}") from None

@@ -25,13 +25,14 @@ import shutil
 import stat
 from pathlib import Path
 
+from toolmode.errors import ToolmodeError
 from toolmode.redact import redact
 from toolmode.tools.safe_open import O_SEARCH_DIR, EscapeError, descend, open_beneath
 
 READ_LIMIT = 256 * 1024 * 1024  # more than any results file; stops a planted /dev/zero-like file early
 
 
-class UnsafeHostPath(PermissionError):
+class UnsafeHostPath(ToolmodeError, PermissionError):
     """A host output path goes through a symlink, a hard-linked file or something that is not a file."""
 
 

@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from toolmode.bounded import ParseLimitError, loads_json
+from toolmode.errors import ToolmodeError
 
 MAX_TEXT = 200_000  # a reply longer than this is not a call worth parsing
 _MAX_DEPTH = 60
@@ -20,7 +21,7 @@ _LINE = re.compile(r"[^\r\n]*(?:\r\n?|\n)|[^\r\n]+\Z")  # lines as Python's toke
 _NAMES = {"true": True, "false": False, "null": None, "True": True, "False": False, "None": None}
 
 
-class LenientError(ValueError):
+class LenientError(ToolmodeError, ValueError):
     """The text is neither JSON nor a Python literal; the message says why in one line."""
 
 

@@ -47,7 +47,7 @@ class TextCallRecovery:
                 if any(a is not b for a, b in zip(sent, reply.tool_calls, strict=True)):
                     reply.wire_calls = sent  # kept for the trace: what the server really sent
                 marks = {c.recovered for c in reply.tool_calls} - {None}
-                reply.recovered = next(iter(sorted(marks)), None)  # type: ignore[arg-type]
+                reply.recovered = next(iter(sorted(m for m in marks if m is not None)), None)
             return reply
         if not reply.content:
             return reply

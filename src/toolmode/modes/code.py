@@ -17,8 +17,9 @@ import textwrap
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from toolmode import runctx
 from toolmode.events import Notice
@@ -47,7 +48,7 @@ class CodeMode(Mode):
     name = "code"
     summary = "one run_code tool: the model writes Python that calls the tools"
     Options = CodeOptions
-    prompt_files: tuple[Any, ...] = ("code.toml",)
+    prompt_files: ClassVar[tuple[str | Traversable | Path, ...]] = ("code.toml",)
     code_tool = RUN_CODE
 
     @classmethod
@@ -113,7 +114,7 @@ class CodeMode(Mode):
     def _defined(self) -> set[str]:
         """Names the earlier programs of the current run assigned (for the fresh-namespace hint): each run
         starts with none, and concurrent runs never share them."""
-        state = runctx.run_state(self, set)
+        state: set[str] | None = runctx.run_state(self, set)
         return self._outside_run if state is None else state
 
     def reset(self) -> None:

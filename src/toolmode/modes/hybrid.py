@@ -30,7 +30,7 @@ class HybridMode(CodeMode):
 
     name = "hybrid"
     summary = "run_code plus a few tools sent directly"
-    Options = HybridOptions
+    Options = HybridOptions  # type: ignore[assignment]
     prompt_files = ("code.toml", "hybrid.toml")
 
     @classmethod

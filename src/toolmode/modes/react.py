@@ -84,7 +84,7 @@ class ReactMode(Mode):
     def _meta_tools(self) -> dict[str, Tool]:
         if self.search is None:
             return {}
-        meta = [(self._search_tools, "search_tools")]
+        meta: list[tuple[Any, str]] = [(self._search_tools, "search_tools")]
         if self.search == "proxy":
             meta += [(self._describe_tool, "describe_tool"), (self._call_tool, "call_tool")]
         tools = [self._described(fn, name) for fn, name in meta]

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import quote, urljoin, urlsplit
 
+from toolmode.errors import ToolmodeError
+
 if TYPE_CHECKING:  # imported on the first fetch (_connection_classes): `toolmode tools` never pays for them
     import http.client
     import ssl
@@ -33,7 +35,7 @@ _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 _CHUNK = 64 * 1024
 
 
-class NetworkRefused(PermissionError):
+class NetworkRefused(ToolmodeError, PermissionError):
     """A URL was refused by the network policy (scheme or address)."""
 
 
