@@ -8,65 +8,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from toolmode.cliargs import add_model_args, budget_number, comma_list, non_negative_int, positive_int
 from toolmode.defaults import DEFAULT_MAX_RESULT_CHARS, DEFAULT_MAX_STEPS
-
-
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be more than 0, got {text}")
-    return value
-
-
-def _non_negative_int(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
-
-
-def positive_float(text: str) -> float:
-    """argparse type: a number above 0."""
-    value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be above 0, got {text}")
-    return value
-
-
-def temperature(text: str) -> float:
-    """argparse type: a sampling temperature, 0 to 2."""
-    value = float(text)
-    if not 0 <= value <= 2:
-        raise argparse.ArgumentTypeError(f"must be between 0 and 2, got {text}")
-    return value
-
-
-def add_model_args(p: argparse.ArgumentParser) -> None:
-    """--temperature, --max-tokens, --request-timeout (shared by `run` and `bench`)."""
-    p.add_argument("--temperature", type=temperature, default=None, help="sampling temperature (server default if unset)")
-    p.add_argument("--max-tokens", type=_positive_int, default=None, help="cap on generated tokens per reply")
-    p.add_argument("--request-timeout", type=positive_float, default=None,
-                   help="seconds one model request may take (default: 120; CPU servers with long prompts need more)")
-
-
-def model_params(temperature: float | None, max_tokens: int | None) -> dict[str, Any]:
-    """The extra request fields for the options that were given."""
-    return {k: v for k, v in (("temperature", temperature), ("max_tokens", max_tokens)) if v is not None}
-
-
-def comma_list(value: str | None) -> list[str] | None:
-    """`"a, b,c"` -> `["a", "b", "c"]`; None or "" -> None (the option was not given)."""
-    return [n.strip() for n in value.split(",") if n.strip()] if value else None
 
 
 def _add_tool_args(p: argparse.ArgumentParser, *, nested: bool = False) -> None:
@@ -104,9 +47,9 @@ def _add_agent_args(run: argparse.ArgumentParser) -> None:
     run.add_argument("--model")
     run.add_argument("--base-url")
     run.add_argument("--api-key-env", help="name of the environment variable holding the API key")
-    run.add_argument("--max-steps", type=_positive_int, default=DEFAULT_MAX_STEPS,
+    run.add_argument("--max-steps", type=positive_int, default=DEFAULT_MAX_STEPS,
                      help="model requests before the run stops (default: %(default)s)")
-    run.add_argument("--max-result-chars", type=_non_negative_int, default=DEFAULT_MAX_RESULT_CHARS,
+    run.add_argument("--max-result-chars", type=non_negative_int, default=DEFAULT_MAX_RESULT_CHARS,
                      help="cut each tool result to this many characters; 0 = no cut (default: %(default)s)")
     run.add_argument("--stream", action="store_true", help="stream replies (SSE)")
     run.add_argument("--sandbox", choices=["auto", "landlock", "bwrap", "none"], default="auto",
@@ -120,11 +63,11 @@ def _add_agent_args(run: argparse.ArgumentParser) -> None:
                      help="do not recover tool calls (or code blocks) that a model wrote as text")
     run.add_argument("--runs-dir", default="runs", help="where JSONL traces go (default: ./runs)")
     run.add_argument("--no-trace", action="store_true", help="write no trace file")
-    run.add_argument("--max-cost", type=_positive_float, metavar="USD",
+    run.add_argument("--max-cost", type=budget_number, metavar="USD",
                      help="stop a run once it has cost this much (needs a known price)")
-    run.add_argument("--max-total-tokens", type=_positive_int, metavar="N",
+    run.add_argument("--max-total-tokens", type=positive_int, metavar="N",
                      help="stop a run once it has used this many tokens (prompt + completion, all requests)")
-    run.add_argument("--timeout", type=_positive_float, metavar="SECONDS", help="stop a run after this wall time")
+    run.add_argument("--timeout", type=budget_number, metavar="SECONDS", help="stop a run after this wall time")
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -154,7 +97,7 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_tool_args(actions.add_parser("list", help="list the tools with their signatures"), nested=True)
     search = actions.add_parser("search", help="rank the tools for a query, with scores")
     search.add_argument("query", nargs="+", help="the query (quoted or not)")
-    search.add_argument("-k", type=_positive_int, default=10, help="how many tools to show (default: 10)")
+    search.add_argument("-k", type=positive_int, default=10, help="how many tools to show (default: 10)")
     search.add_argument("--ranker", choices=["bm25", "fused"], default="bm25")
     _add_tool_args(search, nested=True)
 

@@ -27,7 +27,7 @@ from toolmode.bench.source import TaskSource
 from toolmode.bench.stats import SCRIPTED_NOTE
 from toolmode.bench.task import Task
 from toolmode.bench.trust import check_resume, signed
-from toolmode.cli import add_model_args
+from toolmode.cliargs import add_model_args
 from toolmode.defaults import BENCH_MAX_STEPS, DEFAULT_MAX_RESULT_CHARS
 from toolmode.textsafe import escape_control
 
