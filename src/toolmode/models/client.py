@@ -272,7 +272,7 @@ class _translate_errors:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> bool:
+    def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> bool:  # type: ignore[exit-return]
         if exc is None:
             return False
         import openai

@@ -86,7 +86,7 @@ class Segments:
         """The source text of `node` (offsets count UTF-8 bytes, as in `ast`), or None without positions."""
         end_line, end_col = getattr(node, "end_lineno", None), getattr(node, "end_col_offset", None)
         line, col = getattr(node, "lineno", None), getattr(node, "col_offset", None)
-        if None in (line, col, end_line, end_col):
+        if line is None or col is None or end_line is None or end_col is None:
             return None
         if line == end_line:
             return self._line(line)[col:end_col].decode(errors="replace")
@@ -120,8 +120,8 @@ def _literal(node: ast.AST, source: Segments, depth: int) -> Any:
         return [_literal(e, source, depth + 1) for e in node.elts]
     if (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd)
             and isinstance(node.operand, ast.Constant) and type(node.operand.value) in (int, float)):
-        value = node.operand.value
-        return -value if isinstance(node.op, ast.USub) else value
+        number: Any = node.operand.value
+        return -number if isinstance(node.op, ast.USub) else number
     raise LenientError(f"not a literal value: {type(node).__name__}")
 
 

@@ -83,6 +83,12 @@ def _bwrap_prefix(workspace: Path) -> list[str]:
     return argv + ["--bind", str(workspace), str(workspace), "--chdir", str(workspace)]
 
 
+def _kill_when_started(future: Any) -> None:
+    """Kill a pre-started worker once its start-up finished (if it started at all)."""
+    if future.exception() is None:
+        future.result().signal_kill()
+
+
 def _json_default(obj: Any) -> Any:
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return dataclasses.asdict(obj)
@@ -468,7 +474,7 @@ class Sandbox:
                 if self._worker is not None:
                     self._worker.signal_kill()
                 if self._next is not None:
-                    self._next.add_done_callback(lambda f: f.exception() is None and f.result().signal_kill())
+                    self._next.add_done_callback(_kill_when_started)
         except Exception:
             pass
 

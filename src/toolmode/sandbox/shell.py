@@ -144,7 +144,7 @@ def _run(command: str, ws: Path, timeout: float, max_output: int, memory_mb: int
                     if stopped:
                         break
                 for key, _ in sel.select(min(left, CHECK_INTERVAL)):
-                    f = key.fileobj
+                    f = key.fileobj  # type: ignore[assignment]  # one of the pipes registered above
                     chunk = os.read(key.fd, 65536)
                     if not chunk:
                         sel.unregister(f)

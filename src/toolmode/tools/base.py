@@ -339,7 +339,7 @@ def _typeddict_compat(annotation: Any) -> Any:
         fields = {k: _typeddict_compat(v) for k, v in hints.items()}
         required = getattr(annotation, "__required_keys__", frozenset(fields))
         fields = {k: v if k in required else typing_extensions.NotRequired[v] for k, v in fields.items()}
-        new = typing_extensions.TypedDict(annotation.__name__, fields)  # type: ignore[operator]
+        new = typing_extensions.TypedDict(annotation.__name__, fields)  # type: ignore[operator,misc]
         new.__doc__ = annotation.__doc__
         return new
     args = get_args(annotation)

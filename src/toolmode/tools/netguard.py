@@ -165,7 +165,7 @@ def _connection_classes() -> tuple[type[http.client.HTTPConnection], type[http.c
 
         def connect(self) -> None:
             sock = _connect_any(self._addresses, self.port, self.timeout)
-            self.sock = self._context.wrap_socket(sock, server_hostname=self.host)
+            self.sock = self._context.wrap_socket(sock, server_hostname=self.host)  # type: ignore[attr-defined]
 
     return _PinnedHTTPConnection, _PinnedHTTPSConnection
 
@@ -274,7 +274,7 @@ def guarded_get(
         if remaining <= 0:
             raise _timeout_error(timeout, current)
         plain, tls = _connection_classes()
-        conn = (tls if scheme == "https" else plain)(host, port, addresses, remaining)
+        conn = (tls if scheme == "https" else plain)(host, port, addresses, remaining)  # type: ignore[arg-type]
         try:
             try:
                 conn.request("GET", target, headers=_REQUEST_HEADERS)
