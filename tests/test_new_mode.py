@@ -135,3 +135,32 @@ def test_toolmode_bench_compares_it(scripted, tmp_path: Path) -> None:
     rows = {r["mode"]: r for r in map(json.loads, (out / "results.jsonl").read_text().splitlines())}
     assert rows["shout"]["ok"] is True and rows["shout"]["answer"] == "PSST"
     assert rows["react"]["ok"] is False and rows["react"]["answer"] == "psst"  # the same task, another mode
+
+
+@register_mode
+class PythonToolMode(Mode):
+    """A mode whose program tool is called `python`: it tells the model layer so."""
+
+    name = "python_tool"
+    code_tool = "python"
+
+    def __init__(self, tools: Any, setup: ModeSetup, options: Any) -> None:
+        self.prompts = self.load_prompts(setup.prompts)
+
+    def tool_schemas(self) -> list[dict[str, Any]]:
+        """One tool that takes a program."""
+        return [{"type": "function", "function": {"name": "python", "description": "Run a program.", "parameters": {
+            "type": "object", "properties": {"code": {"type": "string"}}, "required": ["code"]}}}]
+
+    def handle_call(self, name: str, arguments: dict[str, Any]) -> str:
+        """Say what would run."""
+        return f"would run {arguments['code'].strip()!r}"
+
+
+def test_a_mode_names_its_code_tool_to_the_model_layer(scripted) -> None:
+    server = scripted([reply("```python\nprint(6 * 7)\n```"), reply("done")])
+    with Agent([], "python_tool", model="m", base_url=server.base_url, recover_code_blocks=True) as agent:
+        result = agent.run("compute")
+    [call_made] = result.records[0].calls
+    assert (call_made.name, call_made.result) == ("python", "would run 'print(6 * 7)'")
+    assert result.records[0].recovered == "code" and result.answer == "done"

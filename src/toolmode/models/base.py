@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextvars
 import functools
+import inspect
 import threading
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
@@ -14,13 +15,15 @@ from toolmode.budget import RunStopped
 from toolmode.events import Notice
 from toolmode.models.errors import ModelError
 from toolmode.models.reply import Reply
+from toolmode.models.text_calls import RUN_CODE
 
 
 @runtime_checkable
 class Model(Protocol):
     """What the loop needs from a model.
 
-    `chat` sends the conversation and the tool schemas and returns the reply; it raises `ModelError`
+    `chat` sends the conversation and the tool schemas and returns the reply (a model whose `chat` takes the
+    keyword `code_tool` is told the mode's code tool, or None); it raises `ModelError`
     (one line) when the request failed for good. `model` is the name prices are looked up by. Optional:
     `base_url` (shown in the banner) and `close()`. A model may publish `TextDelta` / `ReasoningDelta`
     events while it streams with `toolmode.runctx.emit(...)`.
@@ -55,11 +58,13 @@ class FallbackModel:
         self.model = self.models[0].model
         self.base_url = getattr(self.models[0], "base_url", None)
 
-    def chat(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] = ()) -> Reply:
+    def chat(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] = (), *,
+             code_tool: str | None = RUN_CODE) -> Reply:
         """The first model's reply that does not fail; the last model's error if all fail."""
         for i, m in enumerate(self.models):
             try:
-                reply = m.chat(messages, tools)
+                chat: Any = m.chat  # `code_tool` is an optional keyword of the protocol
+                reply = chat(messages, tools, code_tool=code_tool) if _takes_code_tool(m) else chat(messages, tools)
             except RunStopped:
                 raise
             except Exception as exc:
@@ -76,6 +81,11 @@ class FallbackModel:
     def request_info(self) -> dict[str, Any] | None:
         """The first model's request settings."""
         return request_info(self.models[0])
+
+    @property
+    def interruptible(self) -> bool:
+        """True when every model of the chain stops by itself when the run does (see `ask_model`)."""
+        return all(getattr(m, "interruptible", False) for m in self.models)
 
     def close(self) -> None:
         """Close every model that can be closed."""
@@ -94,15 +104,23 @@ def request_info(model: Any) -> dict[str, Any] | None:
 
 def ask_model(model: Model, messages: list[dict[str, Any]], tools: list[dict[str, Any]], run: runctx.RunContext,
               code_tool: str | None = None) -> Reply:
-    """`model.chat(messages, tools)` on a worker thread, so a cancellation (or Ctrl-C) stops the run during
-    a long request instead of after it; the abandoned request finishes in the background, unread."""
+    """`model.chat(messages, tools)`, stopped at once by a cancellation, the run's deadline or Ctrl-C.
+
+    A model that says it is `interruptible` (it bounds each wait by the run's limits and stops when the run
+    is cancelled, as `ModelClient` does) is called on this thread. Any other model runs on a worker thread,
+    so the run can stop waiting for it; the abandoned request finishes in the background, unread."""
+    chat: Any = model.chat
+    if _takes_code_tool(model):  # the mode names its code tool, for the recovery of code written as text
+        chat = functools.partial(chat, code_tool=code_tool)
+    if getattr(model, "interruptible", False):
+        return chat(messages, tools)
     box: list[Any] = []
     done = threading.Event()
     sent = list(messages)  # the loop appends to `messages` at a stop while an abandoned request may still read
 
     def work() -> None:
         try:
-            box.append((True, model.chat(sent, tools)))
+            box.append((True, chat(sent, tools)))
         except BaseException as exc:  # noqa: BLE001 - handed to the loop's thread below
             box.append((False, exc))
         finally:
@@ -116,3 +134,19 @@ def ask_model(model: Model, messages: list[dict[str, Any]], tools: list[dict[str
     if not ok:
         raise value
     return value  # type: ignore[no-any-return]
+
+
+_TAKES_CODE_TOOL: dict[type, bool] = {}
+
+
+def _takes_code_tool(model: Any) -> bool:
+    """Whether `model.chat` takes the `code_tool` keyword (the mode's code tool, for text-call recovery)."""
+    kind = type(model)
+    found = _TAKES_CODE_TOOL.get(kind)
+    if found is None:
+        try:
+            found = "code_tool" in inspect.signature(model.chat).parameters
+        except (TypeError, ValueError):
+            found = False
+        _TAKES_CODE_TOOL[kind] = found
+    return found

@@ -21,6 +21,7 @@ from toolmode.models.errors import MissingApiKey, ModelError
 from toolmode.models.presets import Preset, preset_for
 from toolmode.models.recovery import TextCallRecovery
 from toolmode.models.reply import Reply, ToolCall
+from toolmode.models.text_calls import RUN_CODE
 from toolmode.usage import Usage
 
 if TYPE_CHECKING:  # the SDK takes ~0.5 s to import: loaded by the first client, not by `import toolmode`
@@ -112,7 +113,8 @@ class ModelClient:
         """What every request carries besides the conversation (recorded in the trace, for replay)."""
         return {"model": self.model, "stream": self.stream, "params": dict(self.params)}
 
-    def chat(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] = ()) -> Reply:
+    def chat(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] = (), *,
+             code_tool: str | None = RUN_CODE) -> Reply:
         """Send one chat-completions request (retrying transient failures) and return the reply.
 
         Inside a run, the run's deadline also bounds the retries, retry waits end at once on cancellation,
@@ -160,7 +162,7 @@ class ModelClient:
                     run.limits.sleep(wait)
         reply.model_seconds = time.monotonic() - started
         reply.attempts = attempt
-        self.recovery.recover(reply, tools)
+        self.recovery.recover(reply, tools, code_tool)  # the mode names its code tool (`code_tool`)
         return reply
 
     def _client_for(self, remaining: float) -> openai.OpenAI:

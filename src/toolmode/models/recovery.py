@@ -28,18 +28,19 @@ class TextCallRecovery:
         self.code_blocks = code_blocks
         self._known: tuple[Sequence[dict[str, Any]], Tools] | None = None  # the last tool list read, by identity
 
-    def _tools(self, tools: Sequence[dict[str, Any]]) -> Tools:
-        """`Tools.from_schemas(tools)`, kept while the same list object comes again (modes reuse theirs)."""
+    def _tools(self, tools: Sequence[dict[str, Any]], code_tool: str | None) -> Tools:
+        """`Tools.from_schemas(tools, code_tool)`, kept while the same list object comes again (modes reuse theirs)."""
         known = self._known
-        if known is None or known[0] is not tools:
-            known = self._known = (tools, Tools.from_schemas(tools))
+        if known is None or known[0] is not tools or known[1].code_tool != code_tool:
+            known = self._known = (tools, Tools.from_schemas(tools, code_tool))
         return known[1]
 
-    def recover(self, reply: Reply, tools: Sequence[dict[str, Any]]) -> Reply:
-        """Fill `reply.tool_calls` / `reply.recovered` / `reply.problem` from what the model wrote."""
+    def recover(self, reply: Reply, tools: Sequence[dict[str, Any]], code_tool: str | None = RUN_CODE) -> Reply:
+        """Fill `reply.tool_calls` / `reply.recovered` / `reply.problem` from what the model wrote; `code_tool`
+        is the tool that takes a whole program (the mode's; None: no program is read from the text)."""
         if not tools or not (self.text_calls or self.code_blocks):
             return reply
-        known = self._tools(tools)
+        known = self._tools(tools, code_tool)
         if reply.tool_calls:
             if self.text_calls:
                 sent = reply.tool_calls
@@ -52,7 +53,7 @@ class TextCallRecovery:
         if not reply.content:
             return reply
         if not self.text_calls:  # only fenced programs are read, so nothing else is judged either
-            calls = recover_code_call(reply.content) if RUN_CODE in known.params else []
+            calls = recover_code_call(reply.content, code_tool) if code_tool and code_tool in known.params else []
             if calls:
                 reply.tool_calls, reply.recovered = calls, "code"
             return reply

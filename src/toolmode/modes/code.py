@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 
 from toolmode import runctx
 from toolmode.events import Notice
+from toolmode.models.text_calls import RUN_CODE  # the one definition of the code tool's name
 from toolmode.modes.base import Catalog, FailedResult, Mode, ModeSetup, UnknownTool
 from toolmode.modes.registry import register_mode
 from toolmode.prompts import PromptSet
@@ -30,8 +31,6 @@ from toolmode.sandbox import Handles, Sandbox, SandboxLimits, StubSpec
 from toolmode.settings import PromptSettings
 from toolmode.tools.base import Tool, result_text
 from toolmode.tools.search import ToolIndex
-
-RUN_CODE = "run_code"
 
 
 @dataclass(frozen=True)
