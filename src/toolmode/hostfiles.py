@@ -150,10 +150,11 @@ class TextAppender:
         """Whether the file holds nothing yet."""
         return os.fstat(self._file.fileno()).st_size == 0
 
-    def write(self, text: str) -> None:
-        """Append `text` with its credentials redacted, and flush."""
+    def write(self, text: str, *, flush: bool = True) -> None:
+        """Append `text` with its credentials redacted, and flush (unless told that a flushed write follows at once)."""
         self._file.write(redact(text))
-        self._file.flush()
+        if flush:
+            self._file.flush()
 
     def close(self) -> None:
         """Close the file."""

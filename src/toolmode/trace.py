@@ -25,6 +25,7 @@ __all__ = ["JsonlSink", "MemorySink", "Sink", "Trace", "new_trace_path", "read"]
 read = trajectory.read
 
 DELTA_KINDS = frozenset({"text_delta", "reasoning_delta"})  # the `reply` event holds the whole text
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)  # one encoder, not one per line
 
 
 class Sink(Protocol):
@@ -52,10 +53,13 @@ class JsonlSink:
             self._file.write(json.dumps(trajectory.header(), ensure_ascii=False) + "\n")
 
     def emit(self, event: BaseEvent) -> None:
-        """Write and flush the event (streamed text pieces are left out: the reply event has the text)."""
+        """Write the event (streamed text pieces are left out: the reply event has the text) and flush it, unless
+        another event is written at once after it without anything waited for in between: a reply and its
+        message are followed by the reply's calls, a policy's message or the run's end, which flush them too."""
         if event.kind in DELTA_KINDS:
             return
-        self._file.write(json.dumps(event.to_dict(), ensure_ascii=False, default=str) + "\n")
+        followed = event.kind == "reply" or (event.kind == "message" and getattr(event, "source", None) == "reply")
+        self._file.write(_ENCODER.encode(event.to_dict()) + "\n", flush=not followed)
 
     def close(self) -> None:
         """Close the file."""
