@@ -336,3 +336,26 @@ def test_an_output_type_no_answer_could_meet_is_refused_at_the_start(scripted, o
         agent.run("go", output_type=output_type)
     assert str(err.value).startswith("output_type ") and problem in str(err.value)
     assert server.requests == []
+
+
+class ThreadNoting:
+    """A custom model that notes the thread it is called on."""
+
+    model = "noting"
+
+    def __init__(self, interruptible: bool) -> None:
+        self.interruptible = interruptible
+        self.threads: list[threading.Thread] = []
+
+    def chat(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] = ()) -> Reply:
+        self.threads.append(threading.current_thread())
+        return Reply("done")
+
+
+@pytest.mark.parametrize("interruptible", [True, False])
+def test_a_model_that_stops_by_itself_is_called_on_the_runs_thread(interruptible: bool) -> None:
+    model = ThreadNoting(interruptible)
+    with Agent([], model=model) as agent:
+        assert agent.run("go").answer == "done"
+    on_the_run = model.threads == [threading.current_thread()]
+    assert on_the_run is interruptible  # any other model runs where the run can stop waiting for it
