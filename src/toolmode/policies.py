@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from toolmode.bounded import loads_json
 from toolmode.models.reply import Reply, ToolCall
 from toolmode.output import RETRIES, OutputSpec
 from toolmode.result import CallRecord
@@ -179,7 +180,9 @@ def example_call(tools: Sequence[dict[str, Any]], code_tool: str | None = None) 
 
 
 def _canonical(arguments: str) -> str:
+    """The arguments with their keys sorted, to compare calls; the text itself when it is not JSON (or over
+    `toolmode.bounded`'s bounds: a call nested 100,000 deep is compared as text, not parsed)."""
     try:
-        return json.dumps(json.loads(arguments), sort_keys=True, ensure_ascii=False)
+        return json.dumps(loads_json(arguments), sort_keys=True, ensure_ascii=False)
     except ValueError:
         return arguments.strip()

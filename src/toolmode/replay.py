@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from toolmode import runctx
+from toolmode.bounded import loads_json
 from toolmode.events import StepUsage, ToolCallFinished, ToolsSent
 from toolmode.modes.base import FailedResult, Mode, ModeSetup
 from toolmode.result import RunResult
@@ -203,7 +204,7 @@ def _diff(want: Any, got: Any, path: str) -> tuple[str, Any, Any] | None:
 
 def _canonical(arguments: str) -> str:
     try:
-        return json.dumps(json.loads(arguments or "{}"), sort_keys=True, ensure_ascii=False)
+        return json.dumps(loads_json(arguments or "{}"), sort_keys=True, ensure_ascii=False)
     except ValueError:
         return arguments
 

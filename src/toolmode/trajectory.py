@@ -117,7 +117,7 @@ def _lines(path: Path, text: str) -> Iterator[tuple[int, dict[str, Any]]]:
             continue
         try:
             value = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested too deep (not a file toolmode wrote)
             if number == len(rows):  # the process died while writing its last line
                 return
             raise TraceFormatError(f"{path} is not a toolmode trace: line {number} is not JSON") from None

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from toolmode import runctx
+from toolmode.bounded import loads_json
 from toolmode.modes.base import Catalog, Mode, ModeSetup
 from toolmode.modes.registry import register_mode
 from toolmode.prompts import PromptSet
@@ -164,7 +165,7 @@ class ReactMode(Mode):
     def _call_tool(self, name: str, arguments: dict[str, Any] | str | None = None) -> Any:
         if isinstance(arguments, str):  # models often send the object as a JSON string
             try:
-                arguments = json.loads(arguments) if arguments.strip() else {}
+                arguments = loads_json(arguments) if arguments.strip() else {}  # bounded: the model wrote it
             except json.JSONDecodeError as exc:
                 raise ValueError(f"call_tool: arguments is not a JSON object ({exc.msg})") from None
         if not isinstance(arguments, dict):
