@@ -111,3 +111,13 @@ def test_telemetry_with_content_capture_records_hostile_arguments_as_text(script
     out = json.loads(chats[0].attributes["gen_ai.output.messages"])
     assert out[0]["parts"][0] == {"type": "tool_call", "id": out[0]["parts"][0]["id"], "name": "echo",
                                   "arguments": arguments}  # not JSON within bounds: the raw text
+
+
+def test_a_trace_line_nested_too_deep_is_refused_in_one_line(tmp_path: Path) -> None:
+    from toolmode.trajectory import TraceFormatError
+
+    path = tmp_path / "t.jsonl"
+    header = json.dumps({"kind": "trajectory", "version": 2, "toolmode": "0", "started": "x"})
+    path.write_text(f"{header}\n{DEEP}\n" + '{"kind": "notice", "t": 0, "message": "m"}\n', encoding="utf-8")
+    with pytest.raises(TraceFormatError, match="line 2 is not JSON"):
+        trace.read(path)
