@@ -66,6 +66,10 @@ class ModelClient:
     Tool calls written as text are read by a `TextCallRecovery` post-processor.
     """
 
+    # Every wait above is bounded by the run's limits and ends on its cancellation (`BoundedRequest`,
+    # `Limits.sleep`), so the loop calls `chat` on the run's own thread (`models.base.ask_model`).
+    interruptible = True
+
     def __init__(
         self,
         model: str | None = None,
