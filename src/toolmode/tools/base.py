@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, get_args, get_origin, get_typ
 import docstring_parser
 
 from toolmode import runctx
+from toolmode.errors import ToolmodeError
 
 if TYPE_CHECKING:
     import pydantic
@@ -39,7 +40,7 @@ class ToolArgumentError(ValueError):
     """The arguments given to a tool do not match its schema."""
 
 
-class ToolDefinitionError(TypeError):
+class ToolDefinitionError(ToolmodeError, TypeError):
     """A function cannot be offered as a tool as it is written; the message (one line) names the tool and
     the parameter, and says what to change."""
 
