@@ -22,8 +22,8 @@ class OneLineParser(argparse.ArgumentParser):
         import difflib
 
         known = [o for o in self._option_string_actions if o.startswith("--")]
-        hints = [f"{word} (did you mean {near[0]}?)" if (near := difflib.get_close_matches(
-            word.split("=", 1)[0], known, n=1, cutoff=0.6)) else word for word in extra]
+        hints = [f"{word} (did you mean {near[0]}?)" if word.startswith("-") and (near := difflib.get_close_matches(
+            word.split("=", 1)[0], known, n=1, cutoff=0.6)) else word for word in extra]  # options only
         self.error(f"unrecognized argument{'s' if len(extra) > 1 else ''}: {' '.join(hints)}")
 
 
