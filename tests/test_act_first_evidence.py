@@ -72,6 +72,18 @@ def test_the_fixture_is_what_the_evidence_runs_sent() -> None:
     assert "response_format" not in third
 
 
+def test_a_greeting_to_the_real_model_was_one_request_and_its_trace_replays() -> None:
+    # Recorded with the ported code against the same llama-server and 1.5B (`toolmode run --preset llamacpp
+    # --mode code --max-steps 1 hi`): the constrained first reply was a final_answer call, taken at once.
+    trace = FIXTURES / "greeting__ported__code.jsonl"
+    [run] = read(trace).runs
+    assert run.end is not None and (run.end.stopped, run.end.steps) == ("answer", 1)
+    assert run.messages is not None and run.messages[-1]["role"] == "assistant"
+    assert "response_format" in run.requests[0].body()
+    [report] = replay(trace)
+    assert report.identical and report.requests == 1, report.summary()
+
+
 @pytest.mark.skipif(SUITE is None, reason="M3ToolEval task modules not found")
 @pytest.mark.parametrize("episode", EPISODES, ids=[f"{e['task'].split('/')[1]}-{e['mode']}" for e in EPISODES])
 def test_the_ported_code_sends_the_requests_local_sent(episode: dict[str, Any], tmp_path: Path) -> None:
