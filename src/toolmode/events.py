@@ -215,6 +215,7 @@ class ErrorEvent(TypedEvent):
     step: int | None = None
     seconds: float | None = None
     error_type: str | None = None
+    request_fields: dict[str, Any] | None = None  # a failed request's extra fields (as on `reply`)
     t: float = field(default=0.0, kw_only=True)
 
 

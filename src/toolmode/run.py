@@ -127,7 +127,8 @@ class Run:
             reply = self.ask()
         except ModelError as exc:
             self.limits.check_time()  # a request cut by the run's deadline is the budget, not an error
-            return self.fail(str(exc), seconds=time.monotonic() - self._asked, error_type=type(exc).__name__)
+            return self.fail(str(exc), seconds=time.monotonic() - self._asked, error_type=type(exc).__name__,
+                             request_fields=self.request_fields or None)
         for policy in self.policies:
             policy.read_reply(self, reply)
         self.take(reply)
@@ -222,9 +223,11 @@ class Run:
         self.output = output
         return self.finish(reply.content or "", "answer")
 
-    def fail(self, message: str, *, seconds: float | None = None, error_type: str | None = None) -> RunResult:
-        """End with an error: a model error (`seconds`: how long the failed request took) or an internal one."""
-        self.publish(ErrorEvent(message, self.step or None, seconds, error_type))
+    def fail(self, message: str, *, seconds: float | None = None, error_type: str | None = None,
+             request_fields: dict[str, Any] | None = None) -> RunResult:
+        """End with an error: a model error (`seconds`: how long the failed request took; `request_fields`: its
+        extra fields) or an internal one."""
+        self.publish(ErrorEvent(message, self.step or None, seconds, error_type, request_fields))
         return self.finish(None, "error", message)
 
     # ------------------------------------------------------------------ the end

@@ -186,7 +186,8 @@ def _rebuild(run: TracedRun, runs: list[TracedRun]) -> None:
             run.requests.append(_request(run, event.step, messages[:event.sent_messages], tools, request,
                                          event.request_fields))
         elif isinstance(event, ErrorEvent) and event.step and event.step > len(run.requests):
-            run.requests.append(_request(run, event.step, list(messages), tools, request))  # it failed for good
+            run.requests.append(_request(run, event.step, list(messages), tools, request,  # it failed for good
+                                         event.request_fields))
     run.messages = messages
 
 
