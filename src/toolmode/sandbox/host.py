@@ -25,10 +25,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .. import callscope
+from ..callscope import CallScope, ToolCancelled
+from ..callscope import remaining_time as remaining_time
 from ..hostenv import environment_refusal
-from ..tools import callscope
-from ..tools.callscope import CallScope, ToolCancelled
-from ..tools.callscope import remaining_time as remaining_time
 from . import boot, landlock, runlimits, seccomp
 from .budget import WriteBudget
 from .output import cap_output, escape_control, format_error
@@ -81,6 +81,12 @@ def _bwrap_prefix(workspace: Path) -> list[str]:
         if os.path.islink(link):
             argv += ["--symlink", os.readlink(link), link]
     return argv + ["--bind", str(workspace), str(workspace), "--chdir", str(workspace)]
+
+
+def _kill_when_started(future: Any) -> None:
+    """Kill a pre-started worker once its start-up finished (if it started at all)."""
+    if future.exception() is None:
+        future.result().signal_kill()
 
 
 def _json_default(obj: Any) -> Any:
@@ -468,7 +474,7 @@ class Sandbox:
                 if self._worker is not None:
                     self._worker.signal_kill()
                 if self._next is not None:
-                    self._next.add_done_callback(lambda f: f.exception() is None and f.result().signal_kill())
+                    self._next.add_done_callback(_kill_when_started)
         except Exception:
             pass
 

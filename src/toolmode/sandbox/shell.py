@@ -33,8 +33,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import callscope
 from ..hostenv import environment_refusal
-from ..tools import callscope
 from . import boot, landlock, runlimits
 from .budget import WriteBudget
 from .spawn import interpreter, kill_group, scrubbed_env
@@ -144,7 +144,7 @@ def _run(command: str, ws: Path, timeout: float, max_output: int, memory_mb: int
                     if stopped:
                         break
                 for key, _ in sel.select(min(left, CHECK_INTERVAL)):
-                    f = key.fileobj
+                    f = key.fileobj  # type: ignore[assignment]  # one of the pipes registered above
                     chunk = os.read(key.fd, 65536)
                     if not chunk:
                         sel.unregister(f)
