@@ -37,13 +37,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--base-url", default="http://127.0.0.1:8080/v1")
     p.add_argument("--model", default="default")
     p.add_argument("--preset", default="llamacpp")
-    p.add_argument("--tasks", default=CLASSIC)
+    p.add_argument("--tasks", default=CLASSIC, help="task names, comma-separated, or a file with one a line")
+    p.add_argument("--suite-path", help="run M3ToolEval's tasks from this folder (holding tasks/) instead")
     p.add_argument("--modes", default="react,code,hybrid")
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--max-steps", type=int, default=8)
     p.add_argument("--request-timeout", type=float, default=600.0)
     p.add_argument("--temperature", type=float, default=None)
     p.add_argument("--max-tokens", type=int, default=1024)
+    p.add_argument("--act-first", choices=["schema", "tool_choice", "nudge", "off"], default=None,
+                   help="how runs are made to start with a call (default: the preset's)")
     p.add_argument("--out", required=True)
     p.add_argument("--table-only", action="store_true", help="print the table of OUT, run nothing")
     args = p.parse_args(argv)
@@ -53,10 +56,10 @@ def main(argv: list[str] | None = None) -> int:
     done = {(r["model"], r["task"], r["mode"], r["run"]) for r in _read(results)}
     config = BenchConfig(model=args.model, base_url=args.base_url, preset=args.preset, max_steps=args.max_steps,
                          temperature=args.temperature, max_tokens=args.max_tokens,
-                         request_timeout=args.request_timeout)
+                         request_timeout=args.request_timeout, act_first=args.act_first)
     if not args.table_only:
         try:
-            tasks = select(builtin_suite(), [t.strip() for t in args.tasks.split(",") if t.strip()])
+            tasks = select(_suite(args.suite_path), _task_names(args.tasks))
             specs = parse_modes(args.modes)
         except ValueError as exc:
             print(f"error: {exc}", file=sys.stderr)
@@ -74,6 +77,23 @@ def main(argv: list[str] | None = None) -> int:
                     print(_line(record), flush=True)
     print_table(_read(results))
     return 0
+
+
+def _suite(suite_path: str | None) -> list[Any]:
+    if suite_path is None:
+        return builtin_suite()
+    from toolmode.bench.suites.m3tooleval import m3tooleval_suite
+
+    return m3tooleval_suite(suite_path)
+
+
+def _task_names(tasks: str) -> list[str]:
+    """Names from `a,b,c`, or from a file with one a line (`#` starts a comment)."""
+    path = Path(tasks)
+    if path.is_file():
+        lines = [line.split("#", 1)[0].strip() for line in path.read_text(encoding="utf-8").splitlines()]
+        return [line for line in lines if line]
+    return [t.strip() for t in tasks.split(",") if t.strip()]
 
 
 def classify(record: dict[str, Any], out: Path) -> tuple[str | None, str]:
@@ -114,7 +134,8 @@ def print_table(records: list[dict[str, Any]]) -> None:
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for r in records:
         groups.setdefault((r["task"], r["mode"], r.get("model", "?")), []).append(r)
-    head = f"{'task':<15}{'mode':<8}{'model':<22}{'solved':>7}{'steps':>7}{'prompt tok':>11}{'compl tok':>10}{'wall s':>8}  failures"
+    w = max([15, *(len(task) + 1 for task, _, _ in groups)])
+    head = f"{'task':<{w}}{'mode':<8}{'model':<22}{'solved':>7}{'steps':>7}{'prompt tok':>11}{'compl tok':>10}{'wall s':>8}  failures"
     print(head)
     print("-" * len(head))
     for (task, mode, model), rs in sorted(groups.items()):
@@ -124,7 +145,7 @@ def print_table(records: list[dict[str, Any]]) -> None:
             if r.get("class"):
                 classes[r["class"]] = classes.get(r["class"], 0) + 1
         fails = ", ".join(f"{k} {v}" for k, v in sorted(classes.items())) or "-"
-        print(f"{task:<15}{mode:<8}{model:<22}{f'{solved}/{len(rs)}':>7}{_median(rs, 'steps'):>7}"
+        print(f"{task:<{w}}{mode:<8}{model:<22}{f'{solved}/{len(rs)}':>7}{_median(rs, 'steps'):>7}"
               f"{_median(rs, 'prompt_tokens'):>11}{_median(rs, 'completion_tokens'):>10}"
               f"{_median(rs, 'wall_time', 0):>8}  {fails}")
 

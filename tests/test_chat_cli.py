@@ -49,8 +49,9 @@ def test_piped_session_with_commands_and_one_trace(scripted, tmp_path: Path) -> 
 def test_mode_switch_keeps_the_conversation(scripted, tmp_path: Path) -> None:
     server = scripted([reply("first"), reply("second")])
     stdin = "one\n/mode hybrid\ntwo\n/mode nonsense\n"
-    proc = subprocess.run(chat_command(server, tmp_path, "--sandbox", "none"), input=stdin, capture_output=True,
-                          text=True, timeout=120, env=ENV, cwd=tmp_path)
+    # "one" touches list_dir's description: --act-first off, so the scripted "first" is the answer.
+    proc = subprocess.run(chat_command(server, tmp_path, "--sandbox", "none", "--act-first", "off"), input=stdin,
+                          capture_output=True, text=True, timeout=120, env=ENV, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "mode hybrid" in proc.stdout
     second = server.requests[1]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -185,7 +186,12 @@ def test_expected_output_player_scores_100_percent_and_wrong_player_0(
     solved = read_results(tmp_path / "solve")
     assert len(solved) == 3 * n
     assert [(r["task"], r["mode"], r["reason"]) for r in solved if not r["ok"]] == []
-    assert all(r["stopped"] == "answer" and r["steps"] == 1 for r in solved)
+    # The player answers without a tool: a task whose text touches its tools is asked once to use them
+    # (act_first, "nudge" for a custom endpoint) and answered again; the rest (e.g. "Which person's phone
+    # number is ...?" shares no word with the browser's tools) end at step 1.
+    assert all(r["stopped"] == "answer" for r in solved)
+    steps = Counter(r["steps"] for r in solved)
+    assert set(steps) == {1, 2} and steps[2] > 10 * steps[1]
     shown = capsys.readouterr().out
     assert "74.4%" in shown and "52.4%" in shown and "5.5" in shown and "7.6" in shown
     assert "100.0%" in shown

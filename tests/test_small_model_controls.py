@@ -184,7 +184,9 @@ def test_local_presets_get_the_short_prompts(scripted, tmp_path, workspace) -> N
                runs_dir=None) as a:
         a.run("x")
     code_system = server.requests[0]["messages"][0]["content"]
-    assert '{"name": "run_code", "arguments": {"code": "prices = ' in code_system  # one worked example
+    # The shape of a call in placeholders, no worked program (the 1.5B copied one into its tasks).
+    assert '{"name": "run_code", "arguments": {"code": "<the whole program, lines separated by \\n>"}}' in code_system
+    assert "get_price" not in code_system
     react_system = server.requests[1]["messages"][0]
     assert react_system["role"] == "system" and react_system["content"].count("\n") == 0
     assert "plain text" in react_system["content"]
@@ -226,6 +228,17 @@ def test_run_code_dedents_and_failed_programs_are_errors(scripted, tmp_path, wor
     assert "ZeroDivisionError" in failed.result and failed.error is True
     results = [e for e in events(result) if e["kind"] == "tool_result"]
     assert [e["error"] for e in results] == [False, True]
+
+
+def test_tools_can_be_imported_from_a_module_named_tools(scripted, tmp_path, workspace) -> None:
+    # Recorded from the 1.5B on M3ToolEval: `from tools import find_flights, ...` (ModuleNotFoundError before).
+    (workspace / "a.txt").write_text("hello from a\n")
+    program = "from tools import read_file\nimport tools\nprint(read_file('a.txt').strip(), tools.list_dir is list_dir)"
+    server = scripted([call("run_code", code=program), reply("hello from a")])
+    with agent(server, tmp_path, tools=builtin_tools(workspace), mode="code", workspace=workspace) as a:
+        result = a.run("read a.txt")
+    ran = result.records[0].calls[0]
+    assert ran.error is False and ran.result.strip() == "hello from a True"
 
 
 def test_a_name_from_an_earlier_program_gets_a_fresh_namespace_hint(scripted, tmp_path, workspace) -> None:

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequenc
 from dataclasses import dataclass, field
 from typing import Any
 
+from toolmode.act_first import default_act_first
 from toolmode.budget import Budget, CancelToken
 from toolmode.chat import Chat
 from toolmode.events import BaseEvent, Notice
@@ -69,7 +70,10 @@ class Agent:
     - `mode`: a name ("react", "code", "hybrid", or any registered mode) or `ModeSettings(name, visible=,
       ranker=, **options)` (react: `search="load"|"proxy"`; hybrid: `direct=[names]`);
     - `model`: a name, a `Model` object (e.g. `FallbackModel`), or `ModelSettings(model, base_url, preset,
-      max_tokens (per reply), temperature, stream, request_timeout, idle_timeout, ...)`;
+      max_tokens (per reply), temperature, stream, request_timeout, idle_timeout, act_first, ...)`
+      (`act_first`: how a run that offers tools is made to start with a call, see `toolmode.act_first`;
+      None: the preset's default, "schema" for llama.cpp / vLLM / Ollama, "tool_choice" for OpenAI /
+      DeepSeek / OpenRouter, "nudge" otherwise and for a Model object without an `act_first` of its own);
     - `sandbox`: a policy ("auto", "landlock", "bwrap", "none" = unsafe) or `SandboxSettings(workspace,
       policy, limits, persistent, allow_env_in_workspace)`; with no workspace, code runs in a private
       temporary folder removed at `close()`;
@@ -113,6 +117,7 @@ class Agent:
         self._active: set[CancelToken] = set()
         self._active_lock = threading.Lock()
         self.model: Model = self._make_model(self.settings)
+        self.act_first = self._act_first()
         self.tools = [as_tool(t) for t in tools]
         try:
             self.mode: Mode = build_mode(self.settings.mode.name, self.tools, self._mode_setup(),
@@ -129,6 +134,11 @@ class Agent:
         if not isinstance(client, Model):
             raise ValueError(f"{client!r} is not a model: it needs chat(messages, tools) and a 'model' name")
         return client
+
+    def _act_first(self) -> str:
+        """The act_first setting: ModelSettings', a Model object's own `act_first`, else its preset's default."""
+        chosen = self.settings.model.act_first or getattr(self.model, "act_first", None)
+        return chosen or default_act_first(getattr(self.model, "preset", None))
 
     def _mode_setup(self) -> ModeSetup:
         prompts = self.settings.prompts
@@ -163,7 +173,8 @@ class Agent:
                       system_prompt=prompts.system_prompt, instructions=prompts.instructions, prices=self.prices,
                       history=options.get("history"), budget=budget, cancel=[token, *([cancel] if cancel else [])],
                       output_type=options.get("output_type"), deps=options.get("deps", self.deps),
-                      config=self._config(steps, budget, options.get("output_type")), **self._policies())
+                      config=self._config(steps, budget, options.get("output_type")), act_first=self.act_first,
+                      **self._policies())
         return _Run(task, trace, owns, token, kwargs)
 
     def _policies(self) -> dict[str, list[Any]]:
@@ -179,7 +190,7 @@ class Agent:
             "max_steps": steps, "max_result_chars": self.settings.limits.max_result_chars,
             "recover_text_calls": getattr(model, "recover_text_calls", None),
             "recover_code_blocks": getattr(model, "recover_code_blocks", None),
-            "code_tool": self.mode.code_tool, "prompts": self.mode.prompts.variant,
+            "code_tool": self.mode.code_tool, "prompts": self.mode.prompts.variant, "act_first": self.act_first,
             "output": {"name": spec.name, "schema": spec.schema} if spec else None,
             "budget": {"max_cost": budget.max_cost, "max_total_tokens": budget.max_total_tokens,
                        "timeout": budget.timeout},

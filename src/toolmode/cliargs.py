@@ -1,5 +1,5 @@
 """Command-line argument helpers shared by every `toolmode` command: the one-line parser, argparse types and
-the model options. A leaf module (standard library only), so the bench, the viewer, the scripted server and
+the model options. A leaf module (the standard library and `toolmode.defaults` only), so the bench, the viewer, the scripted server and
 the main CLI all import it and none of them imports another."""
 
 from __future__ import annotations
@@ -7,6 +7,8 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from typing import NoReturn
+
+from toolmode.defaults import ACT_FIRST
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -71,13 +73,18 @@ def temperature(text: str) -> float:
 
 
 def add_model_args(p: argparse.ArgumentParser) -> None:
-    """--temperature, --max-tokens (a cap per reply), --request-timeout (shared by `run` and `bench`)."""
+    """--temperature, --max-tokens (a cap per reply), --request-timeout, --act-first (shared by `run` and `bench`)."""
     p.add_argument("--temperature", type=temperature, default=None, help="sampling temperature (server default if unset)")
     p.add_argument("--max-tokens", type=positive_int, default=None,
                    help="cap on generated tokens per reply (the run's budget is --max-total-tokens)")
     p.add_argument("--request-timeout", type=positive_float, default=None,
                    help="seconds one model request may take, streamed or not (default: 120; CPU servers with "
                         "long prompts or long replies need more)")
+    p.add_argument("--act-first", choices=ACT_FIRST, default=None,
+                   help="how a run that offers tools is made to start with a call: schema (a JSON-schema-"
+                        "constrained first reply), tool_choice (\"required\"), nudge (ask again when step 1 "
+                        "answers without a tool), off (default: schema for local presets, tool_choice for "
+                        "openai/deepseek/openrouter, else nudge)")
 
 
 def comma_list(value: str | None) -> list[str] | None:

@@ -148,6 +148,7 @@ class StepUsage(TypedEvent):
     sent_messages: int = 0  # the request carried the run's messages [0, sent_messages)
     wire_tool_calls: list[dict[str, Any]] | None = None  # the server's own calls, when recovery changed them
     sent_at: float | None = None  # when the request was sent: seconds since the trace began, the clock of `t`
+    request_fields: dict[str, Any] | None = None  # extra fields the request carried (tool_choice, response_format)
     messages: list[dict[str, Any]] | None = _hidden()  # the conversation sent (telemetry's content capture)
     t: float = field(default=0.0, kw_only=True)
 
@@ -214,6 +215,7 @@ class ErrorEvent(TypedEvent):
     step: int | None = None
     seconds: float | None = None
     error_type: str | None = None
+    request_fields: dict[str, Any] | None = None  # a failed request's extra fields (as on `reply`)
     t: float = field(default=0.0, kw_only=True)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from toolmode import runctx
+from toolmode.act_first import ActFirst
 from toolmode.budget import Budget, CancelToken, Limits, RunStopped
 from toolmode.calls import truncate
 from toolmode.defaults import DEFAULT_MAX_RESULT_CHARS, DEFAULT_MAX_STEPS
@@ -35,13 +36,14 @@ def run_agent(
     prices: PriceTable | None = None, history: list[dict[str, Any]] | None = None, budget: Budget | None = None,
     cancel: list[CancelToken] | None = None, output_type: Any = None, policies: list[ReplyPolicy] | None = None,
     call_policies: list[CallPolicy] | None = None, event_loop: Any = None, deps: Any = None,
-    config: dict[str, Any] | None = None,
+    config: dict[str, Any] | None = None, act_first: str | ActFirst = "off",
 ) -> RunResult:
     """Run `task` to an answer (or a limit) and return the result with usage and cost.
 
     `system_prompt` replaces the mode's prompt, `instructions` are added to it. `history` (earlier
     `result.messages`) continues a conversation under this run's system prompt (the history's own system
-    message, if any, is replaced). `policies` are added after the default reply policies. Model errors and
+    message, if any, is replaced). `policies` are added after the default reply policies. `act_first` (a
+    setting of `toolmode.act_first`, or its policy) makes a run that offers tools start with a call. Model errors and
     unexpected failures end the run with `stopped="error"`; a spent budget with `"budget"`, a cancellation
     with `"cancelled"`; Ctrl-C with `"interrupted"` (then re-raised). Every run's events end with
     `run_end`. Bad arguments (history shape, output_type) raise ValueError before the run starts.
@@ -50,10 +52,18 @@ def run_agent(
     run = Run(
         task, mode, model, trace=trace, limits=Limits(budget or Budget(), list(cancel or [])), prices=prices,
         max_steps=max_steps, max_result_chars=max_result_chars, system=system_text(mode, system_prompt, instructions),
-        history=check_history(history or []), output=spec, policies=[*default_policies(spec), *(policies or [])],
+        history=check_history(history or []), output=spec,
+        policies=[*default_policies(spec, _act_first(act_first)), *(policies or [])],
         call_policies=call_policies or [], event_loop=event_loop, deps=deps, config=config,
     )
     return drive(run)
+
+
+def _act_first(act_first: str | ActFirst) -> ActFirst | None:
+    """The run's ActFirst policy (a fresh one per run for a setting); None for "off"."""
+    if isinstance(act_first, ActFirst):
+        return act_first
+    return None if act_first == "off" else ActFirst(act_first)
 
 
 def system_text(mode: Mode, system_prompt: str | None, instructions: str | None) -> str | None:

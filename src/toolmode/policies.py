@@ -1,7 +1,9 @@
 """Reply policies: what the loop does with a reply besides running its calls or taking it as the answer.
 
 A policy is one class. The loop asks each policy of the run, in order, about every reply
-(`review_reply`: the first verdict wins) and about every step's tool results (`review_calls`). A
+(`review_reply`: the first verdict wins) and about every step's tool results (`review_calls`); a policy
+may also shape each request (`plan_request`: its tools and extra fields such as `tool_choice`) and read a
+reply before it joins the conversation (`read_reply`; `toolmode.act_first` uses both). A
 verdict asks the model again with a message, takes the reply as the answer (with a validated
 `output`), or ends the run. Policies are made per run, so they may keep state.
 
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from toolmode.bounded import loads_json
@@ -48,8 +50,24 @@ class Verdict:
     error: str | None = None
 
 
+@dataclass
+class RequestPlan:
+    """What the next request sends besides the conversation: the tool definitions and extra request fields
+    (e.g. `tool_choice`, `response_format`), as the mode made them and the policies changed them."""
+
+    tools: list[dict[str, Any]]
+    fields: dict[str, Any] = field(default_factory=dict)
+
+
 class ReplyPolicy:
-    """Base of reply policies; override either hook."""
+    """Base of reply policies; override any hook."""
+
+    def plan_request(self, run: Run, plan: RequestPlan) -> None:
+        """Change what the next request sends (`plan.tools`, `plan.fields`) before it is sent."""
+
+    def read_reply(self, run: Run, reply: Reply) -> None:
+        """Change `reply` before it joins the conversation (keeping the server's text in `reply.wire_content`
+        and its calls in `reply.wire_calls` when changing them, so the trace still holds what was sent)."""
 
     def review_reply(self, run: Run, reply: Reply) -> Verdict | None:
         """A verdict on `reply` (already part of the conversation), or None to leave it to the next policy."""
@@ -150,9 +168,10 @@ class RepeatedCalls(ReplyPolicy):
         return True
 
 
-def default_policies(output: OutputSpec | None) -> list[ReplyPolicy]:
-    """The policies every run has: unreadable calls, empty replies, structured output, repeated calls."""
-    policies: list[ReplyPolicy] = [UnreadableCall(), EmptyReply()]
+def default_policies(output: OutputSpec | None, act_first: ReplyPolicy | None = None) -> list[ReplyPolicy]:
+    """The policies every run has: unreadable calls, empty replies, (`act_first`, before the answer is taken),
+    structured output, repeated calls."""
+    policies: list[ReplyPolicy] = [UnreadableCall(), EmptyReply(), *([act_first] if act_first else [])]
     if output is not None:
         policies.append(OutputFormat(output))
     policies.append(RepeatedCalls())

@@ -5,7 +5,8 @@ the recording sent. A real model's run so becomes a regression test of everythin
 
 What is replayed as recorded: the system prompt, the carried messages, the task, the tool definitions
 sent at each step, the request parameters, and each reply. What runs again: the loop, its policies
-(with this toolmode's prompt texts) and the model client's reading of the replies. Tool results are
+(with this toolmode's prompt texts; `act_first` with the recorded setting, and its tool-search decision taken
+from the recording, which holds no tool catalog) and the model client's reading of the replies. Tool results are
 the recorded ones, already cut to the recorded `max_result_chars`, so the replay cuts nothing itself.
 """
 
@@ -19,8 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from toolmode import runctx
+from toolmode.act_first import ABOUT as ACT_FIRST
+from toolmode.act_first import ActFirst
 from toolmode.bounded import loads_json
-from toolmode.events import StepUsage, ToolCallFinished, ToolsSent
+from toolmode.events import MessageAdded, StepUsage, ToolCallFinished, ToolsSent
 from toolmode.modes.base import FailedResult, Mode, ModeSetup
 from toolmode.result import RunResult
 from toolmode.settings import PromptSettings
@@ -94,7 +97,7 @@ def replay_run(recorded: TracedRun, index: int = 0) -> RunReplay:
                             recover_code_blocks=bool(config.get("recover_code_blocks")))
         try:
             result = run_agent(recorded.start.task, ReplayMode(recorded), model, max_steps=len(recorded.requests) or 1,
-                               max_result_chars=0, history=_carried(recorded))
+                               max_result_chars=0, history=_carried(recorded), act_first=_act_first(recorded))
         finally:
             model.close()
         sent = server.requests
@@ -116,6 +119,17 @@ def script_for(recorded: TracedRun) -> list[dict[str, Any]]:
             item["reasoning_content"] = reply.reasoning
         items.append(item)
     return items
+
+
+def _act_first(recorded: TracedRun) -> ActFirst | str:
+    """The recorded run's act_first policy; whether the task touched the tools is read from the recording (a
+    verification message was sent, or none was)."""
+    how = (recorded.start.config or {}).get("act_first") or "off"
+    if how == "off":
+        return how
+    verified = any(isinstance(e, MessageAdded) and e.source == "policy" and e.about == ACT_FIRST
+                   for e in recorded.events)
+    return ActFirst(how, matches=verified)
 
 
 def _carried(recorded: TracedRun) -> list[dict[str, Any]]:

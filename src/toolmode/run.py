@@ -34,7 +34,7 @@ from toolmode.models.pricing import PriceTable
 from toolmode.models.reply import Reply
 from toolmode.modes.base import Mode
 from toolmode.output import OutputSpec
-from toolmode.policies import CallPolicy, ReplyPolicy, Verdict
+from toolmode.policies import CallPolicy, ReplyPolicy, RequestPlan, Verdict
 from toolmode.result import CallRecord, RunResult, StepRecord
 from toolmode.trace import Trace
 from toolmode.usage import Usage
@@ -61,6 +61,7 @@ class Run:
         self.output: Any = None
         self.step = 0
         self.tools: list[dict[str, Any]] = []
+        self.request_fields: dict[str, Any] = {}  # the extra fields of the step's request (a policy's)
         self._sent_names: list[str] | None = None
         self._asked = 0.0  # when the step's request was sent (time.monotonic())
         self.context = runctx.RunContext(self.trace.publish, limits, event_loop, deps=deps, run=self)
@@ -126,7 +127,10 @@ class Run:
             reply = self.ask()
         except ModelError as exc:
             self.limits.check_time()  # a request cut by the run's deadline is the budget, not an error
-            return self.fail(str(exc), seconds=time.monotonic() - self._asked, error_type=type(exc).__name__)
+            return self.fail(str(exc), seconds=time.monotonic() - self._asked, error_type=type(exc).__name__,
+                             request_fields=self.request_fields or None)
+        for policy in self.policies:
+            policy.read_reply(self, reply)
         self.take(reply)
         verdict = self.review(reply)
         if verdict is not None:
@@ -137,14 +141,19 @@ class Run:
         return self.answer(reply, None)
 
     def ask(self) -> Reply:
-        """Send the conversation and the mode's tool schemas (publishing them when they changed)."""
-        self.tools = self.mode.tool_schemas()
+        """Send the conversation and the mode's tool schemas, as the policies plan the request (publishing the
+        tools when they changed)."""
+        plan = RequestPlan(self.mode.tool_schemas())
+        for policy in self.policies:
+            policy.plan_request(self, plan)
+        self.tools, self.request_fields = plan.tools, plan.fields
         names = [t["function"]["name"] for t in self.tools]
         if names != self._sent_names:
             self.publish(ToolsSent(step=self.step, names=names, schemas=self.tools))
             self._sent_names = names
         self._asked = time.monotonic()
-        return ask_model(self.model, self.messages, self.tools, self.context, self.mode.code_tool)
+        return ask_model(self.model, self.messages, self.tools, self.context, self.mode.code_tool,
+                         self.request_fields)
 
     def take(self, reply: Reply) -> StepRecord:
         """Account for a reply (usage, cost, a step record), add it to the conversation and publish it."""
@@ -162,12 +171,14 @@ class Run:
                             recovered=reply.recovered, finish_reason=reply.finish_reason)
         self.records.append(record)
         self.publish(StepUsage(
-            step=self.step, usage=usage.to_dict(), cost=cost, seconds=reply.model_seconds, content=reply.content,
+            step=self.step, usage=usage.to_dict(), cost=cost, seconds=reply.model_seconds,
+            content=reply.content if reply.wire_content is None else reply.wire_content,
             tool_calls=[c.to_event() for c in reply.tool_calls], reasoning=reply.reasoning,
             finish_reason=reply.finish_reason, recovered=reply.recovered, attempts=reply.attempts,
             model=reply.model, sent_messages=sent,
             wire_tool_calls=None if reply.wire_calls is None else [c.to_event() for c in reply.wire_calls],
             sent_at=self._asked - self.trace.started, messages=self.messages[:sent],
+            request_fields=self.request_fields or None,
         ))
         self.add(reply.message(), "reply")
         return record
@@ -212,9 +223,11 @@ class Run:
         self.output = output
         return self.finish(reply.content or "", "answer")
 
-    def fail(self, message: str, *, seconds: float | None = None, error_type: str | None = None) -> RunResult:
-        """End with an error: a model error (`seconds`: how long the failed request took) or an internal one."""
-        self.publish(ErrorEvent(message, self.step or None, seconds, error_type))
+    def fail(self, message: str, *, seconds: float | None = None, error_type: str | None = None,
+             request_fields: dict[str, Any] | None = None) -> RunResult:
+        """End with an error: a model error (`seconds`: how long the failed request took; `request_fields`: its
+        extra fields) or an internal one."""
+        self.publish(ErrorEvent(message, self.step or None, seconds, error_type, request_fields))
         return self.finish(None, "error", message)
 
     # ------------------------------------------------------------------ the end

@@ -19,6 +19,7 @@ from typing import Any
 
 from toolmode.budget import Budget
 from toolmode.defaults import (
+    ACT_FIRST,
     DEFAULT_IDLE_TIMEOUT,
     DEFAULT_MAX_RESULT_CHARS,
     DEFAULT_MAX_STEPS,
@@ -32,7 +33,9 @@ from toolmode.telemetry import check as check_telemetry
 @dataclass
 class ModelSettings:
     """Which model, where, and how requests are made (see `ModelClient`). `max_tokens` caps each reply
-    (OpenAI's `max_tokens`); `params` are further request fields, e.g. `{"temperature": 0}`."""
+    (OpenAI's `max_tokens`); `params` are further request fields, e.g. `{"temperature": 0}`. `act_first`: how
+    a run that offers tools is made to start with a call, by what this endpoint supports ("schema",
+    "tool_choice", "nudge", "off"; None: the preset's `Preset.act_first`; see `toolmode.act_first`)."""
 
     model: str | None = None
     base_url: str | None = None
@@ -48,9 +51,12 @@ class ModelSettings:
     request_timeout: float = DEFAULT_REQUEST_TIMEOUT
     deadline: float | None = None  # seconds a request may take, retries included (None: 300, or request_timeout if longer)
     idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT  # seconds a started stream may send nothing (None: no limit)
+    act_first: str | None = None
 
     def __post_init__(self) -> None:
         check_count("max_tokens", self.max_tokens, none_ok=True)
+        if self.act_first is not None and self.act_first not in ACT_FIRST:
+            raise ValueError(f"unknown act_first {self.act_first!r}; choose one of: {', '.join(ACT_FIRST)}")
         check_number("request_timeout", self.request_timeout)
         idle = self.idle_timeout
         if idle is not None and (isinstance(idle, bool) or not isinstance(idle, (int, float)) or not idle > 0):
@@ -155,7 +161,7 @@ class PromptSettings:
 FLAT: dict[str, tuple[str, str]] = {
     **{k: ("model", k) for k in ("base_url", "api_key", "api_key_env", "preset", "stream", "recover_text_calls",
                                  "recover_code_blocks", "request_timeout", "idle_timeout", "max_tokens",
-                                 "temperature")},
+                                 "temperature", "act_first")},
     "model_params": ("model", "params"),
     "client": ("model", "client"),
     "search": ("mode", "search"),
@@ -250,7 +256,7 @@ def _is_overrides(value: Any) -> bool:
 def settings_from_options(options: Mapping[str, Any]) -> tuple[ModelSettings, LimitSettings]:
     """The model and limit settings the command line and the bench share, from their option values
     (`model`, `base_url`, `api_key_env`, `preset`, `stream`, `temperature`, `max_tokens`, `request_timeout`,
-    `idle_timeout`, `no_recover`, `max_steps`, `max_result_chars`, `max_cost`, `max_total_tokens`, `timeout`;
+    `idle_timeout`, `act_first`, `no_recover`, `max_steps`, `max_result_chars`, `max_cost`, `max_total_tokens`, `timeout`;
     absent or None: the default)."""
     def given(name: str) -> dict[str, Any]:
         value = options.get(name)
@@ -260,7 +266,7 @@ def settings_from_options(options: Mapping[str, Any]) -> tuple[ModelSettings, Li
     model = ModelSettings(
         **given("model"), **given("base_url"), **given("api_key"), **given("api_key_env"), **given("preset"),
         stream=bool(options.get("stream")), **given("temperature"), **given("max_tokens"),
-        **given("request_timeout"), **given("idle_timeout"), recover_text_calls=not no_recover,
+        **given("request_timeout"), **given("idle_timeout"), **given("act_first"), recover_text_calls=not no_recover,
         recover_code_blocks=False if no_recover else None,
     )
     limits = LimitSettings(**given("max_steps"), **given("max_result_chars"), **given("max_cost"),

@@ -54,10 +54,12 @@ class Request:
     model: str | None
     params: dict[str, Any]
     stream: bool = False
+    fields: dict[str, Any] = field(default_factory=dict)  # this request's own extra fields (a policy's)
 
     def body(self) -> dict[str, Any]:
-        """`{"model", **params, "messages", "tools"}` as the client encodes it (no "tools" key when empty)."""
-        body: dict[str, Any] = {"model": self.model, **self.params, "messages": self.messages}
+        """`{"model", **params, **fields, "messages", "tools"}` as the client encodes it (no "tools" key when
+        empty)."""
+        body: dict[str, Any] = {"model": self.model, **self.params, **self.fields, "messages": self.messages}
         if self.tools:
             body["tools"] = self.tools
         return body
@@ -181,13 +183,15 @@ def _rebuild(run: TracedRun, runs: list[TracedRun]) -> None:
         elif isinstance(event, ToolsSent):
             tools = event.schemas
         elif isinstance(event, StepUsage):
-            run.requests.append(_request(run, event.step, messages[:event.sent_messages], tools, request))
+            run.requests.append(_request(run, event.step, messages[:event.sent_messages], tools, request,
+                                         event.request_fields))
         elif isinstance(event, ErrorEvent) and event.step and event.step > len(run.requests):
-            run.requests.append(_request(run, event.step, list(messages), tools, request))  # it failed for good
+            run.requests.append(_request(run, event.step, list(messages), tools, request,  # it failed for good
+                                         event.request_fields))
     run.messages = messages
 
 
 def _request(run: TracedRun, step: int, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
-             request: dict[str, Any]) -> Request:
+             request: dict[str, Any], fields: dict[str, Any] | None = None) -> Request:
     return Request(step, messages, tools, request.get("model", run.start.model), dict(request.get("params") or {}),
-                   bool(request.get("stream")))
+                   bool(request.get("stream")), dict(fields or {}))

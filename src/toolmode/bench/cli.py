@@ -34,7 +34,7 @@ from toolmode.textsafe import escape_control
 DEFAULT_MODES = "react,code,hybrid,code+search"
 _SAVED = ("tasks", "only", "modes", "runs", "seed", "model", "base_url", "api_key_env", "preset", "max_steps",
           "max_result_chars", "sandbox", "stream", "scripted", "failing", "suite", "suite_path", "temperature",
-          "max_tokens", "request_timeout")  # fmt: skip
+          "max_tokens", "request_timeout", "act_first")  # fmt: skip
 EXECUTORS = ("local", "ray")
 
 
@@ -203,7 +203,8 @@ def _check_executor(args: argparse.Namespace) -> None:
 def _config(settings: dict[str, Any]) -> BenchConfig:
     keys = ("model", "base_url", "api_key_env", "preset", "max_steps", "max_result_chars", "sandbox", "temperature",
             "max_tokens", "request_timeout")
-    return BenchConfig(**{k: settings[k] for k in keys}, stream=bool(settings["stream"]),
+    return BenchConfig(**{k: settings[k] for k in keys}, act_first=settings.get("act_first"),
+                       stream=bool(settings["stream"]),
                        scripted=bool(settings["scripted"]), failing=bool(settings["failing"]))
 
 

@@ -42,11 +42,13 @@ class BenchConfig:
     temperature: float | None = None
     max_tokens: int | None = None
     request_timeout: float | None = None
+    act_first: str | None = None  # None: the preset's
 
     def settings(self, task: Task) -> tuple[ModelSettings, LimitSettings]:
         """The model and limit settings of an episode of `task`, built as the command line builds them."""
         options = {k: getattr(self, k) for k in ("model", "base_url", "api_key_env", "preset", "stream",
-                                                  "temperature", "max_tokens", "request_timeout", "max_result_chars")}
+                                                  "temperature", "max_tokens", "request_timeout", "max_result_chars",
+                                                  "act_first")}
         return settings_from_options({**options, "max_steps": task.max_steps or self.max_steps})
 
 

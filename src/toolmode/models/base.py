@@ -23,7 +23,9 @@ class Model(Protocol):
     """What the loop needs from a model.
 
     `chat` sends the conversation and the tool schemas and returns the reply (a model whose `chat` takes the
-    keyword `code_tool` is told the mode's code tool, or None); it raises `ModelError`
+    keyword `code_tool` is told the mode's code tool, or None; one whose `chat` takes `request_fields` gets
+    the extra request fields a run's policies ask for, e.g. `tool_choice` or `response_format`, and must send
+    them as they are); it raises `ModelError`
     (one line) when the request failed for good. `model` is the name prices are looked up by. Optional:
     `base_url` (shown in the banner) and `close()`. A model may publish `TextDelta` / `ReasoningDelta`
     events while it streams with `toolmode.runctx.emit(...)`.
@@ -59,12 +61,12 @@ class FallbackModel:
         self.base_url = getattr(self.models[0], "base_url", None)
 
     def chat(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] = (), *,
-             code_tool: str | None = RUN_CODE) -> Reply:
+             code_tool: str | None = RUN_CODE, request_fields: dict[str, Any] | None = None) -> Reply:
         """The first model's reply that does not fail; the last model's error if all fail."""
         for i, m in enumerate(self.models):
             try:
-                chat: Any = m.chat  # `code_tool` is an optional keyword of the protocol
-                reply = chat(messages, tools, code_tool=code_tool) if _takes_code_tool(m) else chat(messages, tools)
+                chat = _chat_of(m, code_tool, request_fields)  # both are optional keywords of the protocol
+                reply = chat(messages, tools)
             except RunStopped:
                 raise
             except Exception as exc:
@@ -103,15 +105,19 @@ def request_info(model: Any) -> dict[str, Any] | None:
 
 
 def ask_model(model: Model, messages: list[dict[str, Any]], tools: list[dict[str, Any]], run: runctx.RunContext,
-              code_tool: str | None = None) -> Reply:
+              code_tool: str | None = None, request_fields: dict[str, Any] | None = None) -> Reply:
     """`model.chat(messages, tools)`, stopped at once by a cancellation, the run's deadline or Ctrl-C.
+
+    `request_fields` (e.g. `{"tool_choice": "required"}`) go to a model whose `chat` takes them; for any
+    other model they are left out, with a notice.
 
     A model that says it is `interruptible` (it bounds each wait by the run's limits and stops when the run
     is cancelled, as `ModelClient` does) is called on this thread. Any other model runs on a worker thread,
     so the run can stop waiting for it; the abandoned request finishes in the background, unread."""
-    chat: Any = model.chat
-    if _takes_code_tool(model):  # the mode names its code tool, for the recovery of code written as text
-        chat = functools.partial(chat, code_tool=code_tool)
+    if request_fields and not _takes(model, "request_fields"):
+        run.publish(Notice(f"the model cannot be sent the request fields {', '.join(request_fields)}: sent without "
+                           "them", run.step or None, about="request_fields"))
+    chat = _chat_of(model, code_tool, request_fields)
     if getattr(model, "interruptible", False):
         return chat(messages, tools)
     box: list[Any] = []
@@ -136,17 +142,28 @@ def ask_model(model: Model, messages: list[dict[str, Any]], tools: list[dict[str
     return value  # type: ignore[no-any-return]
 
 
-_TAKES_CODE_TOOL: dict[type, bool] = {}
+_TAKES: dict[tuple[type, str], bool] = {}
 
 
-def _takes_code_tool(model: Any) -> bool:
-    """Whether `model.chat` takes the `code_tool` keyword (the mode's code tool, for text-call recovery)."""
-    kind = type(model)
-    found = _TAKES_CODE_TOOL.get(kind)
+def _chat_of(model: Any, code_tool: str | None, request_fields: dict[str, Any] | None) -> Any:
+    """`model.chat` with the optional keywords it takes: `code_tool` (the mode's code tool, for the recovery
+    of code written as text) and `request_fields` (when there are any)."""
+    keywords: dict[str, Any] = {}
+    if _takes(model, "code_tool"):
+        keywords["code_tool"] = code_tool
+    if request_fields and _takes(model, "request_fields"):
+        keywords["request_fields"] = request_fields
+    return functools.partial(model.chat, **keywords) if keywords else model.chat
+
+
+def _takes(model: Any, keyword: str) -> bool:
+    """Whether `model.chat` takes `keyword`."""
+    key = (type(model), keyword)
+    found = _TAKES.get(key)
     if found is None:
         try:
-            found = "code_tool" in inspect.signature(model.chat).parameters
+            found = keyword in inspect.signature(model.chat).parameters
         except (TypeError, ValueError):
             found = False
-        _TAKES_CODE_TOOL[kind] = found
+        _TAKES[key] = found
     return found

@@ -131,13 +131,17 @@ class ModelClient:
         return {"model": self.model, "stream": self.stream, "params": dict(self.params)}
 
     def chat(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] = (), *,
-             code_tool: str | None = RUN_CODE) -> Reply:
+             code_tool: str | None = RUN_CODE, request_fields: dict[str, Any] | None = None) -> Reply:
         """Send one chat-completions request (retrying transient failures) and return the reply.
+
+        `request_fields` are added to this request's body as they are (e.g. `tool_choice`, `response_format`:
+        a run's policies decide them, the client adds nothing of its own).
 
         Inside a run, the run's deadline also bounds the retries, retry waits end at once on cancellation,
         retries are published as `Retry` events and streamed text as `TextDelta` / `ReasoningDelta`.
         """
-        body: dict[str, Any] = {"model": self.model, "messages": messages, "tools": tools, **self.params}
+        body: dict[str, Any] = {"model": self.model, "messages": messages, "tools": tools, **self.params,
+                                **(request_fields or {})}
         started = time.monotonic()
         run = runctx.current()
         deadline = self.deadline if run is None else min(self.deadline, run.limits.remaining())

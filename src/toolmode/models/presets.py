@@ -18,18 +18,23 @@ class Preset:
     # render a conversation (a chat template that rejects it), and that does not change on a retry. Hosted
     # APIs answer 500 for passing trouble, so there a 500 is retried like a 502 or 503.
     repeated_500_is_final: bool = False
+    # How a run is made to start with a call (toolmode.act_first): "schema" where the server constrains output
+    # to a JSON schema (llama.cpp, vLLM, Ollama), "tool_choice" where it honours tool_choice="required".
+    act_first: str = "nudge"
 
 
 PRESETS: dict[str, Preset] = {
-    "deepseek": Preset("deepseek", "https://api.deepseek.com", "deepseek-v4-flash", "DEEPSEEK_API_KEY"),
-    "openai": Preset("openai", "https://api.openai.com/v1", "gpt-4o-mini", "OPENAI_API_KEY"),
-    "openrouter": Preset("openrouter", "https://openrouter.ai/api/v1", "deepseek/deepseek-v4-flash", "OPENROUTER_API_KEY"),
+    "deepseek": Preset("deepseek", "https://api.deepseek.com", "deepseek-v4-flash", "DEEPSEEK_API_KEY",
+                       act_first="tool_choice"),
+    "openai": Preset("openai", "https://api.openai.com/v1", "gpt-4o-mini", "OPENAI_API_KEY", act_first="tool_choice"),
+    "openrouter": Preset("openrouter", "https://openrouter.ai/api/v1", "deepseek/deepseek-v4-flash", "OPENROUTER_API_KEY",
+                         act_first="tool_choice"),
     "ollama": Preset("ollama", "http://127.0.0.1:11434/v1", "qwen2.5-coder:7b", None, local=True,
-                     repeated_500_is_final=True),
+                     repeated_500_is_final=True, act_first="schema"),
     "vllm": Preset("vllm", "http://127.0.0.1:8000/v1", "Qwen/Qwen2.5-Coder-7B-Instruct", None, local=True,
-                   repeated_500_is_final=True),
+                   repeated_500_is_final=True, act_first="schema"),
     "llamacpp": Preset("llamacpp", "http://127.0.0.1:8080/v1", "default", None, local=True,
-                       repeated_500_is_final=True),
+                       repeated_500_is_final=True, act_first="schema"),
 }
 DEFAULT_PRESET = "deepseek"
 

@@ -82,6 +82,7 @@ class Reply:
     model: str | None = None  # which model answered, when it is not the one asked (FallbackModel)
     problem: str | None = None
     wire_calls: list[ToolCall] | None = None  # the native calls as the server sent them, when recovery changed them
+    wire_content: str | None = None  # the text as the server sent it, when a reply policy replaced `content`
 
     def message(self) -> dict[str, Any]:
         """The assistant message to append to the conversation.

@@ -218,8 +218,12 @@ class Runner:
             self.ns = {"__name__": "__main__", "__builtins__": builtins}
         ns = self.ns
         ns["ToolError"] = ToolError
-        for spec in msg.get("stubs", []):
-            ns[str(spec["name"])] = make_stub(spec, self.rpc)
+        stubs = {str(spec["name"]): make_stub(spec, self.rpc) for spec in msg.get("stubs", [])}
+        ns.update(stubs)
+        # Small models often write `from tools import find_flights` (the 1.5B on M3ToolEval: 4 of 15 episodes, 6 of
+        # 16 programs; issue 18): the tools are importable from a module of that name as well.
+        sys.modules["tools"] = type(sys)("tools", "The tools of this run (also defined as globals).")
+        vars(sys.modules["tools"]).update(stubs)
         error = None
         saved = sys.stdout, sys.stderr
         sys.stdout = sys.stderr = capture

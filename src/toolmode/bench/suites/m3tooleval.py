@@ -27,9 +27,12 @@ from toolmode.bench.task import CheckResult, Task, TaskEnv
 from toolmode.errors import ToolmodeError
 from toolmode.tools.base import Tool
 
+# The suite's answer-format lines, given as the format of the final answer (as in the CodeAct paper's
+# prompt, where they follow the instructions for acting), not as an order to output only an answer now:
+# "Please ONLY output the answer ..." made small models answer at step 1 without calling a tool (issue 18).
 ANSWER_FORMAT = (
-    "When you are done, output the result using 'Answer: your answer'.\n"
-    "Please ONLY output the answer (e.g., single number), without any other text."
+    "When you are done, give your final answer as 'Answer: <the answer>', with only the answer after "
+    "'Answer:' (e.g., a single number)."
 )
 _LOCK = threading.Lock()
 

@@ -1,0 +1,180 @@
+"""Act before answering: a run that offers tools starts with a call, not with an invented answer.
+
+Small models answer at step 1 without calling anything (Qwen2.5-Coder-1.5B on M3ToolEval: 16 of 16
+episodes answered an invented number). `ActFirst` is the reply policy that makes the first request of a
+run be answered with a call (the setting `act_first`, `ModelSettings.act_first`):
+
+- `"schema"` (local servers: llama.cpp, vLLM, Ollama): the first request carries `response_format`
+  json_schema describing one call to one of the offered tools; the server's grammar makes the reply that
+  JSON, which text-call recovery reads as the call. (llama.cpp's own tool grammar under
+  `tool_choice="required"` lets free text through before the template's call tag; the 1.5B wrote the
+  call as bare JSON and then filled the reply with newlines up to the token limit.)
+- `"tool_choice"` (OpenAI, DeepSeek, OpenRouter): the first request carries `tool_choice="required"`.
+- `"nudge"`: nothing is constrained; only the check below (for endpoints of unknown abilities).
+- `"off"`: none of this.
+
+The first request also offers a `final_answer` tool, so a task that needs no tool (a greeting) is still
+answered in that one request. An answer given before any tool call worked (at step 1; with "schema", also
+after calls that all failed), as a `final_answer` call or in plain text, is checked against the run's tools
+with toolmode's tool-search ranker (BM25F over names, descriptions and parameters): when the task touches a
+tool, the model is asked once to use the tools first (or to fix the failed call), and with "schema" /
+"tool_choice" the next request again asks for a call; a greeting touches none and is taken at once.
+
+With `"schema"`, an answer that does not match `output_type` is also asked again under the endpoint's
+JSON-schema constraint. Every text the model reads is in the prompt set (`policies.toml`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from toolmode.defaults import ACT_FIRST
+from toolmode.models.reply import Reply
+from toolmode.policies import ReplyPolicy, RequestPlan, Verdict
+
+if TYPE_CHECKING:
+    from toolmode.run import Run
+
+FINAL_ANSWER = "final_answer"
+ABOUT = "act_first"  # the `about` of its notices and messages
+
+
+def check_act_first(value: str) -> str:
+    """`value` if it is a known setting, else a ValueError naming the choices."""
+    if value not in ACT_FIRST:
+        raise ValueError(f"unknown act_first {value!r}; choose one of: {', '.join(ACT_FIRST)}")
+    return value
+
+
+def default_act_first(preset: Any) -> str:
+    """The setting when none is given: the preset's (`Preset.act_first`); "nudge" for a model without one."""
+    return check_act_first(getattr(preset, "act_first", None) or "nudge")
+
+
+def final_answer_schema(run: Run) -> dict[str, Any]:
+    """The `final_answer` tool's definition, its texts from the run's prompt set."""
+    return {
+        "type": "function",
+        "function": {
+            "name": FINAL_ANSWER,
+            "description": run.prompts.text("final_answer_tool"),
+            "parameters": {
+                "type": "object",
+                "properties": {"answer": {"type": "string", "description": run.prompts.text("final_answer_param")}},
+                "required": ["answer"],
+            },
+        },
+    }
+
+
+def call_schema(tools: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """A JSON schema whose instances are exactly the calls `{"name": ..., "arguments": {...}}` to `tools`."""
+    choices = []
+    for t in tools:
+        fn = t.get("function") or {}
+        params = fn.get("parameters") or {"type": "object"}
+        choices.append({
+            "type": "object",
+            "properties": {"name": {"const": fn.get("name", "")}, "arguments": params},
+            "required": ["name", "arguments"],
+        })
+    return choices[0] if len(choices) == 1 else {"anyOf": choices}
+
+
+class ActFirst(ReplyPolicy):
+    """One run's policy: what its first request carries, and what happens to an answer given before any
+    tool worked. `matches` fixes whether the task touches the tools (None: the tool-search ranker decides;
+    a replay passes the recorded decision)."""
+
+    def __init__(self, how: str, matches: bool | None = None) -> None:
+        self.how = check_act_first(how)
+        self.asked = False  # the verification is asked once a run
+        self.force_next = False
+        self.answer_schema: dict[str, Any] | None = None
+        self._matches = matches
+
+    def plan_request(self, run: Run, plan: RequestPlan) -> None:
+        """Step 1 (and the request after the verification) asks for a call; after an answer that did not
+        match `output_type`, with "schema", the request is constrained to the output's schema."""
+        forced, self.force_next = self.force_next, False
+        answer_schema, self.answer_schema = self.answer_schema, None
+        if answer_schema is not None:
+            plan.fields["response_format"] = {"type": "json_schema",
+                                              "json_schema": {"name": "answer", "schema": answer_schema}}
+            return
+        if self.how in ("off", "nudge") or not plan.tools or not (run.step == 1 or forced):
+            return
+        if run.step == 1 and FINAL_ANSWER not in _names(plan.tools):  # a replay's recorded tools hold it already
+            plan.tools = [*plan.tools, final_answer_schema(run)]
+        # After the verification message, the request asks for a call to the task's tools only.
+        if self.how == "tool_choice":
+            plan.fields["tool_choice"] = "required"
+        else:
+            plan.fields["response_format"] = {"type": "json_schema",
+                                              "json_schema": {"name": "tool_call", "schema": call_schema(plan.tools)}}
+
+    def read_reply(self, run: Run, reply: Reply) -> None:
+        """A `final_answer` call becomes the reply's answer text (dropped when other calls came with it: their
+        results come first); the trace keeps the server's text and calls."""
+        final = [c for c in reply.tool_calls if c.name == FINAL_ANSWER]
+        if not final:
+            return
+        if reply.wire_calls is None and any(c.recovered is None for c in reply.tool_calls):
+            reply.wire_calls = [c for c in reply.tool_calls if c.recovered is None]  # the server's own calls
+        reply.tool_calls = [c for c in reply.tool_calls if c.name != FINAL_ANSWER]
+        if not reply.tool_calls:
+            reply.wire_content = reply.content
+            reply.content = _answer_of(final[0].arguments)
+
+    def review_reply(self, run: Run, reply: Reply) -> Verdict | None:
+        """An answer given before any tool call worked, to a task that touches the tools: one user message
+        asking to use them or to fix the failed call. Empty replies are left to `EmptyReply`."""
+        if reply.tool_calls or reply.problem or not (reply.content or "").strip():
+            return None
+        verdict = self._verify(run)
+        spec = run.output_spec if verdict is None and self.how == "schema" else None
+        if spec is not None and spec.parse(reply.content or "")[1] is not None:  # OutputFormat asks again
+            self.answer_schema = spec.schema  # ... and the endpoint can hold that reply to the schema
+        return verdict
+
+    def _verify(self, run: Run) -> Verdict | None:
+        calls = [c.error for r in run.records for c in r.calls]
+        # After calls that all failed, only small models (local presets: "schema") are asked again: a strong
+        # model's "the file is outside the workspace" is the right answer, a 1.5B's pasted error text is not.
+        if calls and self.how != "schema":
+            return None
+        worked = any(not error for error in calls)
+        earlier_results = any(m.get("role") == "tool" for m in run.history)  # answered from a continued chat
+        if self.how == "off" or worked or self.asked or earlier_results or not self.matches(run):
+            return None
+        self.asked = self.force_next = True
+        why = "every call failed" if calls else "no tool ran"
+        message = run.prompts.text("act_first_failed" if calls else "act_first")
+        return Verdict("ask_again", ABOUT, message,
+                       f"answered although {why}, on a task that matches the tools: asked to use them")
+
+    def matches(self, run: Run) -> bool:
+        """Whether the task touches any of the run's tools (a tool-search score above zero)."""
+        if self._matches is None:
+            from toolmode.tools.search import ToolIndex
+
+            catalog = list(getattr(getattr(run.mode, "catalog", None), "tools", {}).values())
+            self._matches = bool(catalog) and bool(ToolIndex(catalog).ranked(run.task, k=1))
+        return self._matches
+
+
+def _names(tools: Sequence[dict[str, Any]]) -> list[str]:
+    return [(t.get("function") or {}).get("name", "") for t in tools]
+
+
+def _answer_of(arguments: str) -> str:
+    try:
+        data = json.loads(arguments or "{}")
+    except ValueError:
+        return arguments
+    if isinstance(data, dict):
+        value = data.get("answer", next(iter(data.values()), "") if data else "")
+        return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return str(data)
