@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -241,9 +240,15 @@ def test_crash_is_reported_and_worker_replaced(sandbox: Sandbox) -> None:
 
 
 @needs_landlock
-def test_policy_text(sandbox: Sandbox) -> None:
-    text = sandbox.describe_policy()
-    assert text.startswith("sandbox: landlock (ABI ") and "seccomp, caps dropped, 2 s, 1024 MiB, no network" in text
+@pytest.mark.parametrize(("policy", "start"), [("bwrap", "sandbox: namespaces (bubblewrap) + landlock (ABI "),
+                                               ("unshare", "sandbox: namespaces (unshare) + landlock (ABI "),
+                                               ("landlock", "sandbox: landlock (ABI ")])
+def test_policy_text(tmp_path: Path, policy: str, start: str) -> None:
+    with Sandbox(tmp_path, LIMITS, policy=policy) as sb:
+        text = sb.describe_policy()
+    assert text.startswith(start) and "seccomp" in text and "caps dropped, 2 s, 1024 MiB, no network" in text
+    if policy == "landlock":
+        assert "no namespaces" in text and "install bubblewrap" in text
 
 
 def test_policy_none_runs_and_says_unsafe(tmp_path: Path) -> None:
@@ -252,10 +257,13 @@ def test_policy_none_runs_and_says_unsafe(tmp_path: Path) -> None:
         assert run(sb, "print(add(20, 22))").text() == "42"
 
 
-@pytest.mark.skipif(shutil.which("bwrap") is not None, reason="bwrap is installed")
-def test_forced_missing_mechanism_fails_closed(tmp_path: Path) -> None:
-    with pytest.raises(SandboxUnavailable, match='sandbox="none"'):
+def test_forced_missing_mechanism_fails_closed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from toolmode.sandbox import tiers
+
+    monkeypatch.setattr(tiers, "bwrap_path", lambda: None)  # as on a host without bubblewrap
+    with pytest.raises(SandboxUnavailable, match="bubblewrap") as info:
         Sandbox(tmp_path, LIMITS, policy="bwrap")
+    assert 'sandbox="none"' in str(info.value) and "apt install bubblewrap" in str(info.value)
 
 
 def test_unknown_policy(tmp_path: Path) -> None:
@@ -413,13 +421,16 @@ def test_close_does_not_wait_for_a_running_program(tmp_path: Path, program: str)
 
 
 def test_fail_closed_message_names_both_ways_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from toolmode.sandbox import host
+    # A host with no Landlock, no bubblewrap and no user namespaces: nothing can be built.
+    from toolmode.sandbox import tiers
 
-    monkeypatch.setattr(host.landlock, "abi_version", lambda: 0)
-    monkeypatch.setattr(host.shutil, "which", lambda name: None)
+    monkeypatch.setattr(tiers.landlock, "abi_version", lambda: 0)
+    monkeypatch.setattr(tiers, "bwrap_path", lambda: None)
+    monkeypatch.setattr(tiers, "_probe", lambda tier: (False, "user namespaces cannot be made"))
     with pytest.raises(SandboxUnavailable) as info:
         Sandbox(tmp_path, LIMITS)
     assert 'sandbox="none"' in str(info.value) and "--sandbox none" in str(info.value)
+    assert "apt install bubblewrap" in str(info.value)
 
 
 @needs_landlock

@@ -12,8 +12,14 @@ host's open files, threads and resource limits are as before; no process started
 run_shell) is left, and nothing grows the workspace any more. `# tools: a, b` offers more builtin tools
 than read_file, write_file and list_dir (and `add`). `# persistent: yes` keeps the worker between runs.
 `# limits: key=value, ...` sets the run's
-SandboxLimits fields for one program; `# max-written-mb: N` bounds what the workspace may hold afterwards
-(data plus 4 KiB per file or directory: how the write budget charges), right after the run and after close.
+SandboxLimits fields for one program; `# max-written-mb: N` bounds what the workspace may hold on disk
+afterwards (blocks, and an inode per entry), right after the run and after close. `# absent: PATH` names a host
+path that must not exist afterwards.
+
+Every program runs on every tier (namespaces built by bubblewrap or by unshare, and landlock), run_shell
+inside it on the same one. `# expect[namespaces]:` and `# expect[landlock]:` lines hold for one tier only:
+the same attack fails with FileNotFoundError where the host's path is not in the namespaces tier's view and
+with PermissionError where Landlock refuses it.
 """
 
 from __future__ import annotations
@@ -28,9 +34,9 @@ from typing import Any
 import pytest
 
 from host_health import host_state, same_host_state
+from sandbox_tiers import expectations
 from toolmode.bench.results import ResultsFile, read_results, read_settings, write_settings
 from toolmode.sandbox import Sandbox, SandboxLimits, StubSpec, landlock, shell
-from toolmode.sandbox.budget import INODE_BYTES
 from toolmode.tools import callscope
 from toolmode.trace import Event, open_trace_file
 
@@ -39,10 +45,9 @@ SECRET = "sk-test-SECRET-3f9a7c1e"
 LIMITS = SandboxLimits(timeout=2, memory_mb=256, file_size_mb=8, max_output=2000, max_tool_calls=50,
                        max_frame_bytes=1024 * 1024, max_write_mb=64)
 ADD = StubSpec("add", ["a", "b"], "add(a, b)", "Add or concatenate.")
+INODE_DISK_BYTES = 256  # ext4's on-disk inode
 
 pytestmark = pytest.mark.skipif(landlock.abi_version() < 1, reason="needs Landlock")
-
-
 def _tools(ws: Path, extra: list[str]) -> tuple[list[StubSpec], Any]:
     from toolmode.tools.builtin import builtin_tools
 
@@ -89,11 +94,11 @@ def _workspace_processes(ws: Path) -> list[str]:
 
 
 def _charged(root: Path) -> int:
-    """What the workspace holds, as the write budget charges it: bytes plus INODE_BYTES per entry."""
-    total = 0
+    """What the workspace holds on disk: every entry's blocks (files' data, directories' entries) plus an
+    on-disk inode (INODE_DISK_BYTES) per entry."""
+    total = root.lstat().st_blocks * 512
     for path in root.rglob("*"):
-        info = path.lstat()
-        total += INODE_BYTES + (info.st_blocks * 512 if path.is_file() and not path.is_symlink() else 0)
+        total += INODE_DISK_BYTES + path.lstat().st_blocks * 512
     return total
 
 
@@ -144,7 +149,7 @@ def test_corpus_is_large_enough() -> None:
 
 
 @pytest.mark.parametrize("program", CORPUS, ids=lambda p: p.stem)
-def test_program_is_contained(program: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_program_is_contained(program: Path, tier: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DEEPSEEK_API_KEY", SECRET)
     ws, sentinel = tmp_path / "ws", tmp_path / "sentinel"
     ws.mkdir()
@@ -154,21 +159,24 @@ def test_program_is_contained(program: Path, tmp_path: Path, monkeypatch: pytest
     host_before = host_state()
     source = program.read_text()
     code = source.replace("{{SENTINEL}}", str(sentinel)).replace("{{WORKSPACE}}", str(ws))
-    expects = [line.split(":", 1)[1].strip() for line in source.splitlines() if line.startswith("# expect:")]
-    refuses = [line.split(":", 1)[1].strip() for line in source.splitlines() if line.startswith("# expect-not:")]
+    expects = expectations(source, "expect", tier)
+    refuses = expectations(source, "expect-not", tier)
     limits = LIMITS
     for line in source.splitlines():
         if line.startswith("# limits:"):
             fields = dict(item.split("=") for item in line.split(":", 1)[1].replace(" ", "").split(","))
             limits = dataclasses.replace(LIMITS, **{k: type(getattr(LIMITS, k))(v) for k, v in fields.items()})
     bounds = [int(line.split(":", 1)[1]) for line in source.splitlines() if line.startswith("# max-written-mb:")]
+    absent = [Path(p) for p in expectations(source, "absent", tier)]
+    for path in absent:
+        path.unlink(missing_ok=True)
     extra = [name.strip() for line in source.splitlines() if line.startswith("# tools:")
              for name in line.split(":", 1)[1].split(",")]
     stubs, call = _tools(ws, extra)
     persistent = any(line.replace(" ", "") == "#persistent:yes" for line in source.splitlines())
     process_before = _host_state()
 
-    sb = Sandbox(ws, limits, persistent=persistent)
+    sb = Sandbox(ws, limits, persistent=persistent, policy=tier)
     try:
         result = sb.run(code, stubs, call)
         written = _charged(ws)
@@ -190,6 +198,7 @@ def test_program_is_contained(program: Path, tmp_path: Path, monkeypatch: pytest
     for unexpected in refuses + ["WROTE", "CHANGED", "RAISED", "SENT", "OPENED", "pwned", "LATE OUTPUT"]:
         assert unexpected not in text, f"{unexpected!r} in result:\n{text}"
     assert SECRET not in text
+    assert [p for p in absent if p.exists()] == [], "the program changed the host outside the workspace"
     assert after.text() == "still here"
     assert _snapshot(sentinel) == before
     same_host_state(host_before, host_state())

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from host_health import host_state, same_host_state
-from toolmode.sandbox import Sandbox, SandboxLimits, landlock, runlimits
+from toolmode.sandbox import Sandbox, SandboxLimits, landlock, runlimits, tiers
 from toolmode.sandbox.shell import run_confined
 
 PROGRAMS = Path(__file__).parent / "adversarial" / "limits"
@@ -32,10 +32,12 @@ pytestmark = pytest.mark.skipif(landlock.abi_version() < 1, reason="needs Landlo
 
 class Sampler:
     """Peak tasks and peak summed Pss_Anon of the run in `workspace`: the session led by a child of this
-    process (the launcher) whose working directory is the workspace."""
+    process (the launcher; in the namespaces tier bubblewrap or the waiter, whose child is the namespace's
+    init: those two are toolmode's own and not counted) whose working directory is the workspace."""
 
-    def __init__(self, workspace: Path) -> None:
+    def __init__(self, workspace: Path, namespaces: bool = False) -> None:
         self.workspace = str(workspace.resolve())
+        self.namespaces = namespaces
         self.max_tasks = 0
         self.max_anon = 0
         self._stop = threading.Event()
@@ -61,7 +63,8 @@ class Sampler:
                         continue
             leaders = {pid for pid, f in stats.items() if int(f[1]) == me and int(f[3]) == pid
                        and _cwd(pid) == self.workspace}
-            members = [pid for pid, f in stats.items() if int(f[3]) in leaders]
+            ours = leaders | {pid for pid, f in stats.items() if int(f[1]) in leaders} if self.namespaces else set()
+            members = [pid for pid, f in stats.items() if int(f[3]) in leaders and pid not in ours]
             tasks = sum(int(stats[pid][17]) for pid in members)
             anon = 0
             for pid in members:
@@ -95,7 +98,7 @@ def _run(ws: Path, program: str, args: str, **limits: int) -> tuple[str, str, in
     shutil.copy(PROGRAMS / program, ws / program)
     before = host_state()
     cgroups = _our_cgroups()
-    with Sampler(ws) as sampler:
+    with Sampler(ws, namespaces=tiers.DEFAULT_POLICY in ("bwrap", "unshare")) as sampler:
         res = run_confined(f"python3 -I {program} {args}", workspace=ws, timeout=20, **limits)
     assert not res.timed_out, res
     same_host_state(before, host_state())
@@ -110,7 +113,7 @@ def _our_cgroups() -> set[str]:
             if name.startswith(prefix)}
 
 
-def test_fork_flood_is_held_to_the_process_limit(layer: str, tmp_path: Path) -> None:
+def test_fork_flood_is_held_to_the_process_limit(layer: str, tier: str, tmp_path: Path) -> None:
     out, err, code, sampler = _run(tmp_path, "fork_flood.py", "300", max_processes=48)
     if layer == "cgroup":
         assert "then BlockingIOError" in out, out + err
@@ -124,14 +127,14 @@ def test_fork_flood_is_held_to_the_process_limit(layer: str, tmp_path: Path) -> 
         assert code == -9
 
 
-def test_fork_flood_control_reaches_past_the_limit(tmp_path: Path) -> None:
+def test_fork_flood_control_reaches_past_the_limit(tier: str, tmp_path: Path) -> None:
     # What the sampler sees when the limit is loose: the flood itself is real (root ignores RLIMIT_NPROC).
     out, _, _, sampler = _run(tmp_path, "fork_flood.py", "120", max_processes=1000)
     assert "forked 120 all" in out
     assert sampler.max_tasks > 100, sampler.max_tasks
 
 
-def test_memory_spread_is_held_to_the_run_total(layer: str, tmp_path: Path) -> None:
+def test_memory_spread_is_held_to_the_run_total(layer: str, tier: str, tmp_path: Path) -> None:
     # Each child may map 192 MiB (RLIMIT_AS) and touches 80; four of them would hold 320 MiB together.
     out, err, code, sampler = _run(tmp_path, "memory_spread.py", "4 80", memory_mb=192)
     if layer == "cgroup":
@@ -151,7 +154,7 @@ def test_memory_spread_is_held_to_the_run_total(layer: str, tmp_path: Path) -> N
         assert "child status 0" not in out, out
 
 
-def test_memory_spread_control_holds_all_of_it(tmp_path: Path) -> None:
+def test_memory_spread_control_holds_all_of_it(tier: str, tmp_path: Path) -> None:
     out, _, _, sampler = _run(tmp_path, "memory_spread.py", "4 80", memory_mb=1024)
     assert out.count("holds 80 MiB") == 4
     assert sampler.max_anon > 300 * MiB, sampler.max_anon / MiB

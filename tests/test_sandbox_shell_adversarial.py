@@ -3,7 +3,8 @@
 `{{HOST}}` in a script is replaced by this test process's pid: the launcher's parent, i.e. the host, as an
 attacker who guessed it would write it. For each script: its output shows every `# expect:` line and none
 of the words the scripts print on success (CHANGED, LEAKED); the host's limits, niceness, scheduler,
-affinity and I/O class are unchanged; and the host still runs a command afterwards.
+affinity and I/O class are unchanged; and the host still runs a command afterwards. Each script runs on every
+tier (`# expect[namespaces]:` / `# expect[landlock]:` lines hold for one of them).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from host_health import host_state, same_host_state
+from sandbox_tiers import expectations
 from toolmode.sandbox import landlock
 from toolmode.sandbox.shell import run_confined
 
@@ -29,9 +31,9 @@ def test_shell_corpus_exists() -> None:
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.stem)
-def test_shell_script_is_contained(script: Path, tmp_path: Path) -> None:
+def test_shell_script_is_contained(script: Path, tier: str, tmp_path: Path) -> None:
     source = script.read_text()
-    expects = [line.split(":", 1)[1].strip() for line in source.splitlines() if line.startswith("# expect:")]
+    expects = expectations(source, "expect", tier)
     before = host_state()
     res = run_confined(source.replace("{{HOST}}", str(os.getpid())), workspace=tmp_path, timeout=20)
     out = res.stdout + res.stderr
