@@ -459,6 +459,8 @@ class Sandbox:
                         frozen = not self.persistent or left or worker.freeze()
                         guard.finish()  # a program quicker than one check interval is held to the budget too
                         result = self._finish(code, msg, state, lost)
+                        if guard.budget is not None:
+                            result.written = guard.budget.last_used
                         if self.persistent and self._worker is worker and (left or not frozen):
                             # A thread left running would write and use CPU between runs, unchecked.
                             self._replace()

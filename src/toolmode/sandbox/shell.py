@@ -118,8 +118,13 @@ def _start(proc: subprocess.Popen[bytes], ready: int, go: int, tier: tiers.Tier,
     /tmp, why it cannot run): the pid is None when the launcher ended before it was ready (its stderr says
     why) or could not be set up (`why`)."""
     try:
-        left = max(0.0, deadline - time.monotonic())
-        if not select.select([ready], [], [], left)[0] or os.read(ready, 1) != b"R":
+        scope = callscope.current()
+        while not select.select([ready], [], [], max(0.0, min(deadline - time.monotonic(), CHECK_INTERVAL)))[0]:
+            if time.monotonic() >= deadline:
+                return None, None, None, "the sandbox did not start in time"
+            if scope is not None and scope.cancelled:
+                return None, None, None, "the run that called it ended"
+        if os.read(ready, 1) != b"R":
             return None, None, None, ""
         pid = usage.descendant(proc.pid, 2) if tier.namespaces else proc.pid
         init = usage.descendant(proc.pid, 1) if tier.namespaces else None
