@@ -215,9 +215,10 @@ class RunGroup:
                              f"{self.memory_bytes // MiB} MiB memory limit")
         return "; ".join(notes) or None
 
-    def close(self, wait: float = 1.0) -> None:
-        """Remove the cgroups once their processes are gone (they are killed by then); retries for `wait` s.
-        A cgroup still busy after that is left for the sweep of a later host."""
+    def close(self, wait: float = 10.0) -> None:
+        """Remove the cgroups once their processes are gone (they are killed by then); retries for `wait` s
+        (on a loaded machine the last of them can take a while to be reaped). A cgroup still busy after that
+        is left for the sweep of a later host."""
         deadline = time.monotonic() + wait
         pending = sorted({d for _, d in self.dirs.values()})
         while pending:
