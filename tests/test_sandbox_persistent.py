@@ -85,7 +85,7 @@ def test_writes_and_cpu_after_a_run_are_charged_to_the_next(tier: str, tmp_path:
     # The second run's baselines are the readings taken when the first ended (after the stop): what the
     # armed timer writes once the worker runs again is that run's, against its budget.
     ws = tmp_path / "ws"
-    heavy = TIMER.replace('f.write("x" * 4096)', 'f.write("x" * (2 << 20))')
+    heavy = TIMER.format(after="").replace('f.write("x" * 4096)', 'f.write("x" * (2 << 20))')
     with Sandbox(ws, SandboxLimits(timeout=10, max_write_mb=8), persistent=True, policy=tier) as sb:
         first = sb.run(DISARM_CLEANUP + heavy + "print('armed')", [], lambda n, k: None)
         assert first.text() == "armed"

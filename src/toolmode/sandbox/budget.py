@@ -3,9 +3,9 @@
 Four parts, added up:
 
 - the run's processes: the kernel's per-task `write_bytes` (usage.py) of the worker, or of the shell's whole
-  process tree, since the run started. Data, directory blocks and the journal's share of new files are
-  counted when the pages are dirtied, so deleting a file gives nothing back and a flood of empty files is
-  charged too (about 0.3 KiB per empty file on ext4, 4 KiB per directory);
+  process tree, since the run started. Data and directory and inode-table blocks are counted when their
+  pages are dirtied, so deleting a file gives nothing back and a flood of empty files is charged too (about
+  0.3 KiB per empty file on ext4, 4 KiB per directory);
 - the host tools the program called (write_file and the like: their thread's own counter around each call)
   and the run_shell commands it started (their own charge), added by the caller (`charge`);
 - the private /tmp of the namespaces tier: a tmpfs, which has no writeback and so no write_bytes; its size
@@ -15,19 +15,22 @@ Four parts, added up:
   ACCOUNTED): the growth of that file system, as for /tmp. That is the one case where other processes'
   writes to the same file system are charged too.
 
-Checks come every FASTEST seconds (longer only where reading a large process tree costs much: see
-`check_interval`), so the overshoot is about what the run can write in that time. A reading over the limit
-is read again before it counts: the total only ever grows, so a real overrun is
-still there, while a child counted twice (read, then reaped into its parent, which was read after it) is not.
+Checks come every 10 ms, every 1 ms past half of the budget or when the recent rate of writing would reach it
+sooner (longer only where reading a large process tree costs much: see `check_interval`), so the overshoot
+is about what the run can write in one such interval. A reading over the limit is read again before it
+counts (the run's processes are stopped meanwhile): the total only ever grows, so a real overrun is still
+there, while a child counted twice (read, then reaped into its parent, which was read after it) is not.
 """
 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 
-FASTEST = 0.01  # the shortest interval between two checks of a running program
-SLOWEST = 0.1  # the longest
+INTERVAL = 0.01  # how often a running program's writes are read while far from the limit
+FASTEST = 0.001  # ... past half of the budget, or when the recent rate would reach the limit sooner
+SLOWEST = 0.1  # the longest interval (reading a large process tree is costly)
 CHECK_SHARE = 20  # the interval is at least this many times what one check costs (<= 5% of a CPU)
 
 MiB = 1024 * 1024
@@ -119,6 +122,7 @@ class WriteBudget:
         self.extra = 0  # host tools and run_shell commands started by the run (`charge`)
         self._last = 0
         self.last_used = 0  # the charge at the latest reading
+        self._readings = ((time.monotonic(), 0), (time.monotonic(), 0))  # (when, charge) of the last two
         self._base = self._read() or 0
 
     def _read(self) -> int | None:
@@ -150,17 +154,36 @@ class WriteBudget:
             if part is not None:
                 total += part.grown()
         self.last_used = total
+        self._readings = (self._readings[1], (time.monotonic(), total))
         return total
 
     def check_interval(self, cost: float) -> float:
-        """Seconds until the next check, given that the last one took `cost` seconds: FASTEST, unless that
-        would spend more than 1/CHECK_SHARE of a CPU on checking (a large process tree), up to SLOWEST. The
-        overshoot is what the run writes in one interval, plus the time it takes to stop it."""
-        return min(SLOWEST, max(FASTEST, cost * CHECK_SHARE))
+        """Seconds until the next check, given that the last one took `cost` seconds: INTERVAL while far from
+        the limit; FASTEST past half of it, or sooner than INTERVAL when the rate between the last two readings
+        would use up half of what is left before then; never so often that checking takes more than
+        1/CHECK_SHARE of a CPU (a large process tree), nor less often than SLOWEST. The overshoot is what the
+        run writes in one interval, plus the time it takes to stop it."""
+        floor = min(SLOWEST, max(FASTEST, cost * CHECK_SHARE))
+        (t0, u0), (t1, u1) = self._readings
+        left = self.limit - u1
+        if left * 2 < self.limit:
+            return floor
+        rate = (u1 - u0) / (t1 - t0) if t1 > t0 else 0.0
+        paced = left / rate / 2 if rate > 0 else INTERVAL
+        return max(floor, min(INTERVAL, paced))
 
-    def exceeded(self) -> bool:
-        """Whether the budget is used up (a reading over it is confirmed by a second one)."""
-        return self.used() > self.limit and self.used() > self.limit
+    def exceeded(self, hold: Callable[[bool], None] | None = None) -> bool:
+        """Whether the budget is used up (a reading over it is confirmed by a second one). `hold(True)`, when
+        given, is called at once on a first reading over it (to stop the writers while the second is taken),
+        `hold(False)` when the second one clears it."""
+        if self.used() <= self.limit:
+            return False
+        if hold is not None:
+            hold(True)
+        over = self.used() > self.limit
+        if not over and hold is not None:
+            hold(False)
+        return over
 
     def message(self) -> str:
         """The line the model sees when the budget stopped it."""

@@ -40,9 +40,16 @@ def rules(workspace: str, *, shell: bool, tmp: bool) -> list[tuple[str, int]]:
     return found
 
 
+NICE = 10  # the confined processes' niceness: under CPU contention the host's checks (budget, limits) go first
+
+
 def set_limits(*, cpu_soft: int | None, cpu_hard: int | None, memory_mb: int | None, file_size_mb: int | None,
                open_files: int | None, nproc: int | None = None) -> None:
-    """Lower this process's rlimits (hard limits included, so the program cannot raise them again)."""
+    """Lower this process's rlimits (hard limits included, so the program cannot raise them again) and its
+    priority to NICE (it cannot raise it again: RLIMIT_NICE stays, CAP_SYS_NICE goes)."""
+    current = os.getpriority(os.PRIO_PROCESS, 0)
+    if current < NICE:
+        os.setpriority(os.PRIO_PROCESS, 0, NICE)
     def lower(which: int, soft: int, hard: int | None = None) -> None:
         cur_soft, cur_hard = resource.getrlimit(which)
         hard = soft if hard is None else hard

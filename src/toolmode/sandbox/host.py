@@ -28,6 +28,7 @@ from ..tools import callscope
 from ..tools.callscope import CallScope, ToolCancelled
 from ..tools.callscope import remaining_time as remaining_time
 from . import boot, runlimits, tiers, usage, view
+from .budget import INTERVAL
 from .output import cap_output, escape_control, format_error
 from .protocol import Channel, ChannelClosed, FrameTimeout, ProtocolError, encode
 from .spawn import interpreter, on_spawner, scrubbed_env
@@ -105,8 +106,8 @@ def _join_lines(first: str | None, second: str) -> str:
 
 
 class _Guard:
-    """Checks made while a run is in progress: every interval while the host waits (10 ms:
-    `WriteBudget.check_interval`), and on every frame.
+    """Checks made while a run is in progress: every interval while the host waits (10 ms, 1 ms near the
+    write budget's limit: `WriteBudget.check_interval`), and on every frame.
 
     - write budget (the worker's `budget.WriteBudget`: what the worker wrote, its /tmp, the host tools and
       run_shell commands it called): checked after every tool call (at most every WRITE_CHECK_GAP) and at the
@@ -138,11 +139,11 @@ class _Guard:
         else:
             self.since = time.monotonic()
             self.cpu0 = worker.cpu_mark if worker.cpu_mark is not None else cpu_seconds(self.pid)
-        self.interval = CHECK_INTERVAL
+        self.interval = INTERVAL if self.budget is not None else CHECK_INTERVAL
         self.next_full = self.last_write = time.monotonic()
 
     def _check_budget(self) -> None:
-        if self.budget is not None and self.budget.exceeded():
+        if self.budget is not None and self.budget.exceeded(hold=self.worker.hold):
             raise _Abort(self.budget.message())
 
     def tick(self) -> None:

@@ -9,7 +9,7 @@ confined to the command's own processes with Landlock ABI >= 6 (older kernels: s
 host are refused, other processes of the same user can still be signalled by pid).
 
 The command gets the same write budget as a `run_code` program (budget.py: what the command's own processes
-wrote, plus its /tmp), checked every 10 ms (`WriteBudget.check_interval`); its tasks
+wrote, plus its /tmp), checked every 10 ms, 1 ms near the limit (`WriteBudget.check_interval`); its tasks
 and memory are held by a per-run cgroup where one can be made, or sampled (usage.py). It is bounded by the
 deadline of the run that called it (from sandboxed code), whose remaining write budget also bounds it and is
 charged with what it wrote, and is stopped when that run ends first (`callscope.on_cancel`) or when this
@@ -285,11 +285,16 @@ def _why_stop(budget: WriteBudget | None, group: runlimits.RunGroup, root: int, 
     scope = callscope.current()
     if scope is not None and scope.cancelled:
         return "the run that called it ended"
-    if budget is not None and budget.exceeded():
+    if budget is not None and budget.exceeded(hold=lambda stop: _signal_group(root, stop)):
         return budget.message().removeprefix("Error: ")
     if group.supervised:
         return group.over(usage.sample(root, skip=skip)) or ""
     return ""
+
+
+def _signal_group(pgid: int, stop: bool) -> None:
+    with contextlib.suppress(OSError):
+        os.killpg(pgid, signal.SIGSTOP if stop else signal.SIGCONT)
 
 
 def _freeze(proc: subprocess.Popen[bytes], init: int | None) -> None:

@@ -109,6 +109,12 @@ class WorkerProcess:
             pause = min(pause * 2, 0.01)
         return True
 
+    def hold(self, stop: bool) -> None:
+        """Stop (or continue) the worker's group at once: a write budget reading over the limit holds the
+        writers while it is confirmed."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGSTOP if stop else signal.SIGCONT)
+
     def thaw(self) -> None:
         """SIGCONT the worker's group (before its next run frame)."""
         if self.frozen:
