@@ -173,7 +173,7 @@ def tier_figures(policy: str, noop: StubSpec) -> None:
             assert worker is not None
             status = Path(f"/proc/{worker.pid}/status").read_text()
             fields = {line.split(":")[0]: line.split(":")[1].strip() for line in status.splitlines() if ":" in line}
-            own = [worker.proc.pid, *([usage.descendant(worker.proc.pid, 1)] if worker.pid != worker.proc.pid else [])]
+            own = [worker.proc.pid, *([usage.in_namespace(worker.proc.pid, 1)] if worker.pid != worker.proc.pid else [])]
             print(f"idle ready worker: VmRSS {fields.get('VmRSS')}, VmHWM {fields.get('VmHWM')}; Pss of the worker "
                   f"{_pss_kib([worker.pid])} kB, of the sandbox's own other processes {_pss_kib([p for p in own if p and p != worker.pid])} kB")
             rounds, host_cpu = [], []

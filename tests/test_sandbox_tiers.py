@@ -108,3 +108,15 @@ def test_what_a_shell_sees_with_namespaces(tier: str, tmp_path: Path) -> None:
     assert lines[0] == "toolmode" and lines[1] == "3"  # pid 1 the init, 2 the launcher, 3 the shell
     assert "No such file" in lines[2]
     assert lines[-1] == str(os.getuid())
+
+
+@needs_landlock
+def test_git_and_runs_made_after_the_worker_started_are_read_only_in_the_first_run(tier: str, tmp_path: Path) -> None:
+    # The first trace of a session makes runs/ after the sandbox (and its first worker) started.
+    if tier == "landlock":
+        pytest.skip("the landlock tier cannot bind them read-only")
+    ws = tmp_path / "ws"
+    with Sandbox(ws, SandboxLimits(timeout=10), policy=tier) as sb:
+        (ws / "runs").mkdir()
+        res = sb.run("try:\n    open('runs/x', 'w')\nexcept OSError as e:\n    print(e.errno)", [], lambda n, k: None)
+    assert res.text() == "30" and not (ws / "runs" / "x").exists()  # EROFS

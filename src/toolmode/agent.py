@@ -63,8 +63,8 @@ class Agent:
     - tools and mode: `tools` (Tools or plain functions), `mode` ("react", "code", "hybrid"), `search`
       ("load" / "proxy", react only), `ranker` ("bm25" / "fused"), `visible` (names shown; the rest are
       found by search), `direct` (hybrid: tools sent beside run_code);
-    - sandbox: `workspace` (where code and file tools may write), `sandbox` ("auto", "landlock", "bwrap",
-      "none" = unsafe, or a SandboxSettings), `sandbox_limits`, `persistent` (code namespace kept between
+    - sandbox: `workspace` (where code and file tools may write), `sandbox` ("auto", "namespaces", "bwrap",
+      "unshare", "landlock", "none" = unsafe, or a SandboxSettings), `sandbox_limits`, `persistent` (code namespace kept between
       run_code calls and runs), `allow_env_in_workspace` (unsafe, refused by default);
     - model: `model` (a name, a `Model` object such as `FallbackModel`, or a ModelSettings), `base_url`,
       `api_key`, `api_key_env`, `preset` (deepseek, openai, openrouter, ollama, vllm, llamacpp), `stream`,

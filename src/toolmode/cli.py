@@ -106,8 +106,8 @@ def _add_agent_args(run: argparse.ArgumentParser) -> None:
     run.add_argument("--max-result-chars", type=_non_negative_int, default=DEFAULT_MAX_RESULT_CHARS,
                      help="cut each tool result to this many characters; 0 = no cut (default: %(default)s)")
     run.add_argument("--stream", action="store_true", help="stream replies (SSE)")
-    run.add_argument("--sandbox", choices=["auto", "landlock", "bwrap", "none"], default="auto",
-                     help="code sandbox; 'none' runs model code unconfined (unsafe)")
+    run.add_argument("--sandbox", choices=["auto", "namespaces", "bwrap", "unshare", "landlock", "none"], default="auto",
+                     help="code sandbox tier (README: The sandbox); 'none' runs model code unconfined (unsafe)")
     run.add_argument("--persistent", action="store_true", help="code mode: keep variables between run_code calls (and chat turns)")
     add_model_args(run)
     run.add_argument("--prompts", choices=["standard", "local"], default=None,

@@ -45,7 +45,7 @@ class SandboxSettings:
     """Where model-written code and the file tools work, and how the code is confined."""
 
     workspace: Path | str = "."
-    policy: str = "auto"  # "auto", "landlock", "bwrap", "none" (unsafe)
+    policy: str = "auto"  # "auto", "namespaces", "bwrap", "unshare", "landlock", "none" (unsafe)
     limits: Any = None  # a SandboxLimits
     persistent: bool = False  # keep the code namespace between run_code calls (and chat turns)
     allow_env_in_workspace: bool = False

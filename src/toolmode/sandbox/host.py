@@ -101,6 +101,11 @@ def _threads_left(pid: int) -> bool:
     return True
 
 
+def tier_protects(worker: WorkerProcess) -> bool:
+    """Whether the worker's tier binds the workspace's `.git` and `runs/` read-only (namespaces)."""
+    return worker.tier.namespaces
+
+
 def _join_lines(first: str | None, second: str) -> str:
     return f"{first}\n{second}" if first else second
 
@@ -294,6 +299,7 @@ class Sandbox:
             theirs.close()
         self.spawned_pids.append(proc.pid)
         worker = WorkerProcess(proc, Channel(ours, max_in=self.limits.max_frame_bytes), tier, group, started)
+        worker.protected = [op[1] for op in plan if op[0] == "bind" and op[1] in view.protected(str(self.workspace))]
         lim = self.limits
         cpu = lim.cpu()
         # One run per worker without persistence; with it, a ceiling for a long session (each run's own
@@ -429,6 +435,11 @@ class Sandbox:
                 timeout = max(0.0, deadline - time.monotonic())
             deadline = time.monotonic() + timeout
             worker = self._ready_worker()
+            if worker.runs == 0 and tier_protects(worker) and worker.protected != view.protected(str(self.workspace)):
+                # `.git` or `runs/` appeared after this worker was started (the first trace of a session makes
+                # runs/): start one that binds them read-only, before anything of the model's runs.
+                self._replace()
+                worker = self._ready_worker()
             if worker.chan.pending() or not self._idle(worker, deadline):
                 # Bytes from an earlier run (e.g. the rest of one that forged its `done`): not trusted.
                 self._state_lost |= self.persistent and worker.runs > 0

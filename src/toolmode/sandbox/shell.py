@@ -126,8 +126,8 @@ def _start(proc: subprocess.Popen[bytes], ready: int, go: int, tier: tiers.Tier,
                 return None, None, None, "the run that called it ended"
         if os.read(ready, 1) != b"R":
             return None, None, None, ""
-        pid = usage.descendant(proc.pid, 2) if tier.namespaces else proc.pid
-        init = usage.descendant(proc.pid, 1) if tier.namespaces else None
+        pid = usage.in_namespace(proc.pid, 2) if tier.namespaces else proc.pid
+        init = usage.in_namespace(proc.pid, 1) if tier.namespaces else None
         if pid is None or (tier.namespaces and init is None):
             return None, None, None, "the sandbox's processes could not be found"
         init_fd = tmp = None
@@ -190,7 +190,6 @@ def _run(command: str, ws: Path, timeout: float, max_output: int, memory_mb: int
     timed_out = False
     stopped = ""
     exit_code = -signal.SIGKILL
-    skip = 2 if tier.namespaces else 0  # bubblewrap or the waiter, and the namespace's init: ours
     tmp = None
     budget: WriteBudget | None = None
     over = ""
@@ -214,7 +213,7 @@ def _run(command: str, ws: Path, timeout: float, max_output: int, memory_mb: int
                     timed_out = True
                     break
                 if now >= next_check:
-                    stopped = _why_stop(budget, group, proc.pid, skip)
+                    stopped = _why_stop(budget, group, proc.pid, pid)
                     if stopped:
                         break
                     checked = time.monotonic()
@@ -275,24 +274,28 @@ def _run(command: str, ws: Path, timeout: float, max_output: int, memory_mb: int
 
 def _written(root: int) -> int | None:
     """What the processes of the run rooted at `root` wrote (None when none of them could be read)."""
-    sample = usage.sample(root, tree=True)
+    sample = usage.sample(root, tree=True, status=False)
     return sample.written if sample.processes else None
 
 
-def _why_stop(budget: WriteBudget | None, group: runlimits.RunGroup, root: int, skip: int) -> str:
+def _why_stop(budget: WriteBudget | None, group: runlimits.RunGroup, pgid: int, launcher: int | None) -> str:
     """Why the command must stop now ("" to go on): its run ended, its write budget or (where no cgroup
-    holds them) its task and memory limits were exceeded."""
+    holds them) its task and memory limits were exceeded. The budget reads the whole tree under the process
+    this host started; tasks and memory are those of the launcher and what it started (bubblewrap, the
+    waiter and the namespace's init are toolmode's own)."""
     scope = callscope.current()
     if scope is not None and scope.cancelled:
         return "the run that called it ended"
-    if budget is not None and budget.exceeded(hold=lambda stop: _signal_group(root, stop)):
+    if budget is not None and budget.exceeded(hold=lambda stop: _signal_group(pgid, stop)):
         return budget.message().removeprefix("Error: ")
-    if group.supervised:
-        return group.over(usage.sample(root, skip=skip)) or ""
+    if group.supervised and launcher is not None:
+        return group.over(usage.sample(launcher)) or ""
     return ""
 
 
 def _signal_group(pgid: int, stop: bool) -> None:
+    if pgid <= 0:  # never this process's own group
+        return
     with contextlib.suppress(OSError):
         os.killpg(pgid, signal.SIGSTOP if stop else signal.SIGCONT)
 

@@ -12,10 +12,11 @@
   writeback and are not counted here (see budget.py).
 
 The run's processes are a tree: the process the host started and its descendants, walked through
-/proc/<pid>/task/<tid>/children from the top, each process read before its children are listed, so a child
-reaped in between is never counted twice in one sample (it is missed at most: the next sample sees it in its
-reaper). `skip` levels at the top (bubblewrap or the waiter, and the namespace's init: toolmode's own
-processes, which write nothing) count for `written` but not for tasks and memory.
+/proc/<pid>/task/<tid>/children from the top, each process read before its children are listed: a child
+reaped in between is missed at most (the next sample sees it in its reaper). In a window of microseconds a
+child can be counted twice (the kernel adds it to its parent's counters just before it leaves /proc): the
+budget confirms a reading over its limit with a second one. The write budget reads the whole tree under the process the host started; tasks and memory are read
+from the program down (bubblewrap, the waiter and the namespace's init are toolmode's own).
 """
 
 from __future__ import annotations
@@ -77,11 +78,11 @@ def children(pid: int) -> list[int]:
     return found
 
 
-def sample(root: int, *, tree: bool = True, skip: int = 0) -> Sample:
-    """Read the processes of the run rooted at `root` (only `root` itself unless `tree`)."""
+def sample(root: int, *, tree: bool = True, status: bool = True) -> Sample:
+    """Read the processes of the run rooted at `root` (only `root` itself unless `tree`); tasks and memory
+    only with `status`."""
     out = Sample()
     level = [root]
-    depth = 0
     while level:
         below: list[int] = []
         for pid in level:
@@ -90,25 +91,39 @@ def sample(root: int, *, tree: bool = True, skip: int = 0) -> Sample:
                 continue  # ended meanwhile: its reaper's count holds it (or will)
             out.written += io
             out.processes += 1
-            if depth >= skip:
-                status = _status(pid)
-                if status is not None:
-                    out.tasks += status[0]
-                    out.memory += status[1]
+            found = _status(pid) if status else None
+            if found is not None:
+                out.tasks += found[0]
+                out.memory += found[1]
             if tree:
                 below += children(pid)
         level = below
-        depth += 1
     return out
 
 
-def descendant(root: int, depth: int) -> int | None:
-    """The first process `depth` levels below `root` (the program under bubblewrap or the waiter and the
-    namespace's init); None when there is none (yet)."""
-    pid = root
-    for _ in range(depth):
-        kids = children(pid)
-        if not kids:
-            return None
-        pid = min(kids)
-    return pid
+def _inner_pid(pid: int) -> int | None:
+    """`pid` as its own innermost PID namespace numbers it (the last field of NSpid)."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"NSpid:"):
+                    return int(line.split()[-1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def in_namespace(root: int, inner: int, limit: int = 4) -> int | None:
+    """The process under `root` (at most `limit` levels down) that its own PID namespace numbers `inner`: 1 for
+    the namespace's init, 2 for the program (under bubblewrap or the waiter). Found by what the kernel says of
+    each process, not by its place in the tree; None when there is none (yet)."""
+    level = [root]
+    for _ in range(limit):
+        below: list[int] = []
+        for pid in level:
+            for child in children(pid):
+                if _inner_pid(child) == inner:
+                    return child
+                below.append(child)
+        level = below
+    return None

@@ -71,17 +71,18 @@ class WorkerProcess:
         self.budget: WriteBudget | None = None
         self.cpu_mark: float | None = None  # CPU seconds when the last run ended (persistent: after the freeze)
         self.frozen = False
+        self.protected: list[str] = []  # the workspace's .git and runs/ it binds read-only (namespaces tier)
 
     def attach(self, workspace: str, max_write_mb: float) -> None:
         """At `ready` (confined, nothing of the model's run yet): find the worker's pid, move it into the run's
         cgroups (where that fails, the host samples it instead), open its /tmp, start its write account.
         Raises OSError when the worker cannot be found or measured (the caller discards it)."""
-        pid = usage.descendant(self.proc.pid, 2) if self.tier.namespaces else self.proc.pid
+        pid = usage.in_namespace(self.proc.pid, 2) if self.tier.namespaces else self.proc.pid
         if pid is None:
             raise OSError("the sandboxed worker process could not be found")
         self.pid = pid
         if self.tier.namespaces:
-            init = usage.descendant(self.proc.pid, 1)
+            init = usage.in_namespace(self.proc.pid, 1)
             if init is None:
                 raise OSError("the sandbox's init process could not be found")
             self.init = os.pidfd_open(init)
