@@ -66,6 +66,8 @@ def test_the_view_plan_puts_parents_first_and_protects_git_and_runs(tmp_path: Pa
     assert [op for op in plan if op[0] == "bind" and op[3] == view.RW] == [("bind", str(ws), str(ws), view.RW)]
     assert not any(op[1].startswith(("/home", "/root/.", "/sys", "/proc", "/etc/shadow")) and op[1] not in
                    view.python_paths() for op in plan)
+    # a workspace at /tmp is /tmp: no private tmpfs over it (its growth would be the host's)
+    assert not view.has_private_tmp(view.plan("/tmp", shell=False, tmp_bytes=1 << 20))
     # a symlinked .git is not bound (the bind would follow it wherever it points)
     (ws / ".git").rmdir()
     (ws / ".git").symlink_to(tmp_path)

@@ -24,6 +24,7 @@ except ImportError:  # loaded as a top-level module by the bare worker interpret
 MiB = 1024 * 1024
 NAMESPACES = "namespaces"
 LANDLOCK = "landlock"
+OWN_TASKS = 2  # toolmode's own tasks in a run's user namespace: the namespace's init, and the waiter (unshare)
 
 
 def rules(workspace: str, *, shell: bool, tmp: bool) -> list[tuple[str, int]]:

@@ -287,7 +287,7 @@ class Sandbox:
             started = time.monotonic()
             proc = subprocess.Popen(argv, pass_fds=(theirs.fileno(), code_fd), cwd=self.workspace,
                                     env=scrubbed_env(self.workspace, MALLOC_ARENA_MAX="2",
-                                                     **({"TMPDIR": view.TMP} if tier.namespaces else {})),
+                                                     **({"TMPDIR": view.TMP} if view.has_private_tmp(plan) else {})),
                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                     close_fds=True, start_new_session=True)
         except BaseException:
@@ -300,6 +300,7 @@ class Sandbox:
         self.spawned_pids.append(proc.pid)
         worker = WorkerProcess(proc, Channel(ours, max_in=self.limits.max_frame_bytes), tier, group, started)
         worker.protected = [op[1] for op in plan if op[0] == "bind" and op[1] in view.protected(str(self.workspace))]
+        worker.private_tmp = view.has_private_tmp(plan)
         lim = self.limits
         cpu = lim.cpu()
         # One run per worker without persistence; with it, a ceiling for a long session (each run's own

@@ -54,7 +54,7 @@ def _nproc(tier: str, max_processes: int) -> int:
     """RLIMIT_NPROC counts the tasks of a uid in a user namespace: in the namespaces tier the run's own
     (exact, per run, since Linux 5.14; root is exempt and held by the cgroup), else every task of the
     uid, so what exists now plus the run's share."""
-    return max_processes if tier == confine.NAMESPACES else _task_count() + max_processes
+    return max_processes + confine.OWN_TASKS if tier == confine.NAMESPACES else _task_count() + max_processes
 
 
 def _handshake(ready: int, go: int) -> None:

@@ -111,7 +111,7 @@ def run_confined(
 
 
 def _start(proc: subprocess.Popen[bytes], ready: int, go: int, tier: tiers.Tier, group: runlimits.RunGroup,
-           deadline: float) -> tuple[int | None, int | None, int | None, str]:
+           deadline: float, private_tmp: bool) -> tuple[int | None, int | None, int | None, str]:
     """Wait for the launcher's ready byte, move it into the run's cgroups, open its /tmp, let it go.
 
     Returns (the launcher's pid as seen here, a pidfd of the namespace's init, a descriptor of the launcher's
@@ -136,6 +136,7 @@ def _start(proc: subprocess.Popen[bytes], ready: int, go: int, tier: tiers.Tier,
                 group.add(pid)
             if init is not None:
                 init_fd = os.pidfd_open(init)
+            if private_tmp:
                 tmp = os.open(f"/proc/{pid}/root{view.TMP}", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
         except OSError as exc:
             for fd in (init_fd, tmp):
@@ -160,7 +161,7 @@ def _run(command: str, ws: Path, timeout: float, max_output: int, memory_mb: int
         "open_files": SHELL_OPEN_FILES, "max_processes": max_processes, "tier": tiers.child_config(tier, plan),
         "ready_fd": ready_w, "go_fd": go_r,
     }
-    env = scrubbed_env(ws, TERM="dumb", TMPDIR=view.TMP if tier.namespaces else str(ws))
+    env = scrubbed_env(ws, TERM="dumb", TMPDIR=view.TMP if view.has_private_tmp(plan) else str(ws))
     argv, code_fd = boot.command(interpreter(), "launcher")  # never launcher.py from disk
     argv += [json.dumps(cfg), "/bin/sh", "-c", command]
     if tier.builder == "bwrap":
@@ -200,7 +201,7 @@ def _run(command: str, ws: Path, timeout: float, max_output: int, memory_mb: int
                 sel.register(f, selectors.EVENT_READ)
             sel.register(pidfd, selectors.EVENT_READ)
             pid, init[0], tmp, why = _start(proc, ready_r, go_w, tier, group,
-                                            min(deadline, time.monotonic() + READY_TIMEOUT))
+                                            min(deadline, time.monotonic() + READY_TIMEOUT), view.has_private_tmp(plan))
             if pid is not None:
                 budget = WriteBudget(limit / MiB, written=lambda: _written(proc.pid), tmp=tmp, workspace=ws)
             elif why:

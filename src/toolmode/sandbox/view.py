@@ -89,8 +89,13 @@ def plan(workspace: str, *, shell: bool, tmp_bytes: int | None) -> list[tuple[st
     ops: list[tuple[str, ...]] = [("bind", p, p, k) for p, k in binds.items()
                                   if not any(_inside(p, o) and p != o for o in binds)]
     ops += [("symlink", path, target) for path, target in links.items() if path not in binds]
-    if tmp_bytes is not None:
+    if tmp_bytes is not None and not _inside(TMP, workspace):  # a workspace at /tmp (or above) is /tmp itself
         ops.append(("tmpfs", TMP, str(tmp_bytes)))
     ops.append(("bind", workspace, workspace, RW))
     ops += [("bind", path, path, RO) for path in protected(workspace)]
     return sorted(ops, key=lambda op: op[1])
+
+
+def has_private_tmp(plan: list[tuple[str, ...]]) -> bool:
+    """Whether `plan` mounts the private /tmp (not when the workspace is /tmp)."""
+    return any(op[0] == "tmpfs" and op[1] == TMP for op in plan)

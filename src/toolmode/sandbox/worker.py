@@ -311,8 +311,9 @@ def _no_processes(command: Any = None) -> int:
 
 def _nproc(tier: dict[str, Any], max_tasks: int) -> int | None:
     """RLIMIT_NPROC for the worker's threads: exact per run in its own user namespace (Linux >= 5.14 counts
-    tasks per user namespace; uid 0 is exempt and held by the cgroup or the host's sampling), else unset."""
-    return max_tasks if tier.get("name") == confine.NAMESPACES and os.getuid() != 0 else None
+    tasks per user namespace, the namespace's init and the waiter too: OWN_TASKS; uid 0 is exempt and held by
+    the cgroup or the host's sampling), else unset."""
+    return max_tasks + confine.OWN_TASKS if tier.get("name") == confine.NAMESPACES and os.getuid() != 0 else None
 
 
 def main() -> None:

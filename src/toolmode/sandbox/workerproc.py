@@ -72,6 +72,7 @@ class WorkerProcess:
         self.cpu_mark: float | None = None  # CPU seconds when the last run ended (persistent: after the freeze)
         self.frozen = False
         self.protected: list[str] = []  # the workspace's .git and runs/ it binds read-only (namespaces tier)
+        self.private_tmp = False  # whether its view has a private /tmp (namespaces tier, workspace elsewhere)
 
     def attach(self, workspace: str, max_write_mb: float) -> None:
         """At `ready` (confined, nothing of the model's run yet): find the worker's pid, move it into the run's
@@ -91,7 +92,7 @@ class WorkerProcess:
                 self.group.add(pid)
             except OSError:
                 self.group.dirs = {}  # sampled by the host instead (runlimits.RunGroup.supervised)
-        if self.tier.namespaces:
+        if self.tier.namespaces and self.private_tmp:
             self.tmp = os.open(f"/proc/{pid}/root{view.TMP}", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
         self.budget = WriteBudget(max_write_mb, written=lambda: usage.written(pid), tmp=self.tmp, workspace=workspace)
 
