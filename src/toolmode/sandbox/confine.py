@@ -71,13 +71,24 @@ def set_limits(*, cpu_soft: int | None, cpu_hard: int | None, memory_mb: int | N
         lower(resource.RLIMIT_NPROC, nproc)
 
 
-def lock_down(workspace: str, *, worker: bool, tier: str, protect: tuple[int, ...] = ()) -> dict[str, object]:
+def seccomp_filter(*, worker: bool, tier: str, pid: int, abi: int, protect: tuple[int, ...] = ()) -> bytes:
+    """The seccomp program for a confined process: the worker's (`pid`: its own, as it sees itself) or the
+    shell's, for `tier`, on a kernel of Landlock ABI `abi`. Built by the host ahead of time (the same for every
+    worker of a tier: 1 ms of CPU a spawn saves) or by the process itself."""
+    namespaces = tier == NAMESPACES
+    return seccomp.build_filter(worker=worker, pid=pid, scoped_signals=abi >= 6 or namespaces, protect=protect,
+                                metadata=not namespaces)
+
+
+def lock_down(workspace: str, *, worker: bool, tier: str, protect: tuple[int, ...] = (),
+              program: bytes | None = None) -> dict[str, object]:
     """Capabilities, Landlock and seccomp for this process; returns what was applied (for the policy line).
 
     Order matters: Landlock needs no_new_privs (set while dropping capabilities); seccomp comes last so
     the filter need not allow the setup calls. In the landlock tier Landlock is required; in the namespaces
     tier it is added where the kernel has it. `protect`: pids the shell may never signal (the host); they
-    matter only where neither Landlock (ABI < 6) nor a PID namespace confines signals.
+    matter only where neither Landlock (ABI < 6) nor a PID namespace confines signals. `program`: the seccomp
+    program built by the host (`seccomp_filter`), else built here.
     """
     namespaces = tier == NAMESPACES
     abi = landlock.abi_version()
@@ -86,6 +97,7 @@ def lock_down(workspace: str, *, worker: bool, tier: str, protect: tuple[int, ..
     caps.drop_all()
     if abi >= 1:
         landlock.restrict(rules(workspace, shell=not worker, tmp=namespaces), abi=abi)
-    seccomp.install(seccomp.build_filter(worker=worker, pid=os.getpid(), scoped_signals=abi >= 6 or namespaces,
-                                         protect=protect, metadata=not namespaces))
+    if program is None:
+        program = seccomp_filter(worker=worker, tier=tier, pid=os.getpid(), abi=abi, protect=protect)
+    seccomp.install(program)
     return {"landlock_abi": abi, "seccomp": True, "caps": "dropped", "tier": tier}

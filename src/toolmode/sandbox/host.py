@@ -308,8 +308,10 @@ class Sandbox:
         cpu_hard = cpu * CPU_LIFETIME_RUNS + 2 if self.persistent else cpu + 3
         deadline = time.monotonic() + STARTUP_TIMEOUT
         try:
+            program = (tiers.seccomp_program(worker=True, tier=tier, pid=2 if tier.namespaces else proc.pid)
+                       if tier.name != "none" else "")
             worker.chan.send({"op": "init", "workspace": str(self.workspace), "tier": tiers.child_config(tier, plan),
-                              "persistent": self.persistent,
+                              "persistent": self.persistent, "seccomp": program,
                               "limits": {"cpu_seconds": cpu, "cpu_hard": cpu_hard, "memory_mb": lim.memory_mb,
                                          "file_size_mb": lim.file_size_mb, "open_files": lim.open_files,
                                          "max_tasks": lim.max_tasks}}, deadline=deadline)

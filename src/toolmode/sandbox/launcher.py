@@ -84,7 +84,9 @@ def main() -> None:
         confine.set_limits(cpu_soft=cfg["cpu_seconds"], cpu_hard=cfg["cpu_seconds"] + 1,
                            memory_mb=cfg["memory_mb"], file_size_mb=cfg["file_size_mb"],
                            open_files=cfg["open_files"], nproc=_nproc(tier["name"], cfg["max_processes"]))
-        applied = confine.lock_down(cfg["workspace"], worker=False, tier=tier["name"], protect=(cfg["host"],))
+        program = bytes.fromhex(cfg["seccomp"]) if cfg.get("seccomp") else None  # built by the host
+        applied = confine.lock_down(cfg["workspace"], worker=False, tier=tier["name"], protect=(cfg["host"],),
+                                    program=program)
         caps.prctl(PR_SET_CHILD_SUBREAPER, 1)
         _handshake(cfg["ready_fd"], cfg["go_fd"])
     except Exception as exc:  # fail closed: never run the command unconfined

@@ -160,6 +160,7 @@ def _run(command: str, ws: Path, timeout: float, max_output: int, memory_mb: int
         "cpu_seconds": int(timeout) + 1, "memory_mb": memory_mb, "file_size_mb": SHELL_FILE_SIZE_MB,
         "open_files": SHELL_OPEN_FILES, "max_processes": max_processes, "tier": tiers.child_config(tier, plan),
         "ready_fd": ready_w, "go_fd": go_r,
+        "seccomp": tiers.seccomp_program(worker=False, tier=tier, pid=0, protect=(os.getpid(),)),
     }
     env = scrubbed_env(ws, TERM="dumb", TMPDIR=view.TMP if view.has_private_tmp(plan) else str(ws))
     argv, code_fd = boot.command(interpreter(), "launcher")  # never launcher.py from disk

@@ -25,7 +25,7 @@ import threading
 import warnings
 from dataclasses import dataclass
 
-from . import landlock, seccomp, view
+from . import confine, landlock, seccomp, view
 from .spawn import SAFE_PATH
 from .spec import SandboxUnavailable
 
@@ -190,6 +190,22 @@ def child_config(tier: Tier, plan: list[tuple[str, ...]]) -> dict[str, object]:
     elif tier.builder == "bwrap" and os.getuid() == 0:
         cfg["seal"] = sealed_devices(plan)
     return cfg
+
+
+_programs: dict[tuple[bool, str, int, tuple[int, ...]], str] = {}
+
+
+def seccomp_program(*, worker: bool, tier: Tier, pid: int, protect: tuple[int, ...] = ()) -> str:
+    """The confined process's seccomp program (hex), built here once per (kind, tier, pid) and sent along:
+    in the namespaces tier the worker is always pid 2, so every worker of a process shares one."""
+    key = (worker, tier.name, pid, protect)
+    program = _programs.get(key)
+    if program is None:
+        program = confine.seccomp_filter(worker=worker, tier=tier.name, pid=pid, abi=landlock.abi_version(),
+                                         protect=protect).hex()
+        if pid in (0, 2):  # the same for every run (a landlock-tier worker's own pid is not)
+            _programs[key] = program
+    return program
 
 
 def forget_probes() -> None:

@@ -338,7 +338,9 @@ def main() -> None:
                            file_size_mb=limits["file_size_mb"], open_files=limits["open_files"],
                            nproc=_nproc(tier, int(limits.get("max_tasks", 128))))
         os.chdir(init["workspace"])
-        applied = confine.lock_down(init["workspace"], worker=True, tier=tier["name"]) if tier["name"] != "none" else {}
+        program = bytes.fromhex(init["seccomp"]) if init.get("seccomp") else None  # built by the host
+        applied = (confine.lock_down(init["workspace"], worker=True, tier=tier["name"], program=program)
+                   if tier["name"] != "none" else {})
         compile("pass", "<code>", "exec")  # the first compile() of a process sets up the parser (~0.7 ms)
     except Exception as exc:  # fail closed: report and never run code
         chan.send({"op": "fatal", "message": f"{type(exc).__name__}: {exc}"})
