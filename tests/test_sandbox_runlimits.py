@@ -163,6 +163,21 @@ def test_memory_spread_is_held_to_the_run_total(layer: str, tier: str, tmp_path:
         assert "child status 0" not in out, out
 
 
+def test_shared_memory_is_counted(layer: str, tier: str, tmp_path: Path) -> None:
+    # Three processes each hold 100 MiB of anonymous shared memory against 192 MiB for the run: the cgroup
+    # charges shared pages, the supervisor counts RssShmem (it used to count resident minus shared: such memory
+    # was free).
+    out, err, code, sampler = _run(tmp_path, "shared_memory.py", "3 100", release=layer == "cgroup", memory_mb=192)
+    if layer == "supervisor":
+        assert "stopped: the run's processes held" in err and "(limit 192 MiB for the whole run)" in err, out + err
+        assert code == -9
+    else:
+        # two 100 MiB blocks do not fit in 192 MiB, and every child holds its block until all are done:
+        # at least two of the three are killed
+        assert "processes were killed when the run's processes together reached its 192 MiB" in err, out + err
+        assert int(err.split("processes were killed")[0].split()[-1]) >= 2, err
+
+
 def test_memory_spread_control_holds_all_of_it(tier: str, tmp_path: Path) -> None:
     out, _, _, sampler = _run(tmp_path, "memory_spread.py", "4 80", release=True, memory_mb=1024)
     assert out.count("holds 80 MiB") == 4
