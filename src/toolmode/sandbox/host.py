@@ -184,7 +184,7 @@ class _Guard:
     def finish(self) -> None:
         """The last check of a run, and the readings the next one (a persistent worker's) starts from."""
         self.check()
-        if self.pid:
+        if self.pid and self.sb.persistent:
             self.worker.cpu_mark = cpu_seconds(self.pid)
 
 
