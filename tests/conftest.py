@@ -20,6 +20,14 @@ PAGE_HTML = (
 )
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _state_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """toolmode's per-user state key (`hostkey`) lives in a temporary XDG_STATE_HOME, never in the real home."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state-home")))
+        yield
+
+
 @pytest.fixture
 def scripted() -> Iterator[Callable[..., ScriptedModelServer]]:
     """Factory: `scripted(items, usage_style=...)` returns a started ScriptedModelServer, stopped at teardown."""

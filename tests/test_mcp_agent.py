@@ -25,6 +25,15 @@ def server_spec(*flags: str) -> dict[str, Any]:
     return {"command": sys.executable, "args": [str(TEST_SERVER), *flags]}
 
 
+
+@pytest.fixture(scope="module", autouse=True)
+def _outside_the_checkout(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Run from a folder of its own: the current directory is the default workspace, and this checkout (which
+    holds the test venv's python) would be one from which MCP servers are refused."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(tmp_path_factory.mktemp("cwd"))
+        yield
+
 @pytest.fixture(scope="module")
 def tools() -> Iterator[list[Tool]]:
     listed = mcp_tools(server_spec(), timeout=5)

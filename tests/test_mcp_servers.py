@@ -65,6 +65,15 @@ def server_of(tool: Tool) -> McpServer:
     return tool.fn.server  # type: ignore[attr-defined, no-any-return]
 
 
+
+@pytest.fixture(scope="module", autouse=True)
+def _outside_the_checkout(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Run from a folder of its own: the current directory is the default workspace, and this checkout (which
+    holds the test venv's python) would be one from which MCP servers are refused."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(tmp_path_factory.mktemp("cwd"))
+        yield
+
 @pytest.fixture(scope="module")
 def shared() -> Iterator[dict[str, Tool]]:
     """One test-server process for the tests that do not break it."""

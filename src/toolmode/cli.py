@@ -158,6 +158,7 @@ def _build_parser() -> argparse.ArgumentParser:
         ("bench", "compare modes over N runs on a task suite"),
         ("demo", "scripted demo: no API key, no network"),
         ("scripted-server", "serve scripted replies on an OpenAI-compatible endpoint"),
+        ("view", "look at runs and benches in a browser (served on 127.0.0.1)"),
     ):
         sub.add_parser(name, help=help_text, add_help=False)
     return parser
@@ -219,9 +220,11 @@ def _load_tools(args: argparse.Namespace) -> list[Any]:
             name = parse_spec(spec).name
             seen[name] = seen.get(name, 0) + 1
             # Two --mcp servers deriving the same name ("test") get test, test2, ... so prefixes stay unique.
-            tools += mcp_tools(spec, name=name if seen[name] == 1 else f"{name}{seen[name]}")
+            tools += mcp_tools(spec, name=name if seen[name] == 1 else f"{name}{seen[name]}",
+                               workspace=args.workspace, allow_env_in_workspace=args.allow_env_in_workspace)
         if args.mcp_config:
-            tools += mcp_tools_from_config(args.mcp_config)
+            tools += mcp_tools_from_config(args.mcp_config, workspace=args.workspace,
+                                           allow_env_in_workspace=args.allow_env_in_workspace)
     return tools
 
 
@@ -317,7 +320,7 @@ def _cmd_tools(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `toolmode` command. Returns the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] in ("bench", "demo", "scripted-server"):
+    if argv and argv[0] in ("bench", "demo", "scripted-server", "view"):
         return _delegate(argv[0], argv[1:])
     args = _build_parser().parse_args(argv)
     try:
@@ -386,6 +389,10 @@ def _delegate(command: str, argv: list[str]) -> int:
         from toolmode.bench.cli import bench_main
 
         return bench_main(argv)
+    if command == "view":
+        from toolmode.view.cli import view_main
+
+        return view_main(argv)
     if command == "demo":
         from toolmode.bench.demo import demo_main
 

@@ -11,6 +11,9 @@ FIFO and hang. Every path is therefore opened one component at a time beneath a 
   must be regular files with a single link (a planted hard link could name a file anywhere).
 
 A refusal raises `UnsafeHostPath` (a PermissionError) whose message is one line for the user.
+
+Every text written here first goes through `redact.redact` (no credential reaches these files, which
+the model's code can read): `write_text`, `append_text` and `TextAppender` are the host's only text writers.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import shutil
 import stat
 from pathlib import Path
 
+from toolmode.redact import redact
 from toolmode.tools.safe_open import O_SEARCH_DIR, EscapeError, descend, open_beneath
 
 READ_LIMIT = 256 * 1024 * 1024  # more than any results file; stops a planted /dev/zero-like file early
@@ -121,17 +125,34 @@ def open_file(path: os.PathLike[str] | str, flags: int, mode: int = 0o666) -> in
 
 
 def write_text(path: os.PathLike[str] | str, text: str) -> None:
-    """Replace the file's content with `text` (UTF-8)."""
+    """Replace the file's content with `text` (UTF-8), credentials redacted."""
     fd = open_file(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     with open(fd, "w", encoding="utf-8", newline="") as out:
-        out.write(text)
+        out.write(redact(text))
 
 
 def append_text(path: os.PathLike[str] | str, text: str) -> None:
-    """Append `text` (UTF-8) to the file, creating it."""
+    """Append `text` (UTF-8) to the file, creating it; credentials redacted."""
     fd = open_file(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     with open(fd, "a", encoding="utf-8", newline="") as out:
-        out.write(text)
+        out.write(redact(text))
+
+
+class TextAppender:
+    """A file kept open for appending (a trace): each `write` is redacted, written and flushed at once."""
+
+    def __init__(self, path: os.PathLike[str] | str) -> None:
+        fd = open_file(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        self._file = open(fd, "a", encoding="utf-8", newline="")  # noqa: SIM115 - closed by close()
+
+    def write(self, text: str) -> None:
+        """Append `text` with its credentials redacted, and flush."""
+        self._file.write(redact(text))
+        self._file.flush()
+
+    def close(self) -> None:
+        """Close the file."""
+        self._file.close()
 
 
 def read_text(path: os.PathLike[str] | str, limit: int = READ_LIMIT) -> str:

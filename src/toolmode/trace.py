@@ -7,7 +7,6 @@ The event types themselves live in `toolmode.events`.
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
 import warnings
@@ -45,15 +44,13 @@ class JsonlSink:
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        fd = hostfiles.open_file(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
-        self._file = open(fd, "a", encoding="utf-8")  # noqa: SIM115 - closed by close()
+        self._file = hostfiles.TextAppender(self.path)  # credentials redacted before each line is written
 
     def emit(self, event: BaseEvent) -> None:
         """Write and flush the event (streamed text pieces are left out: the reply event has the text)."""
         if event.kind in DELTA_KINDS:
             return
         self._file.write(json.dumps(event.to_dict(), ensure_ascii=False, default=str) + "\n")
-        self._file.flush()
 
     def close(self) -> None:
         """Close the file."""

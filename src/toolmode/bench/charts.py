@@ -250,3 +250,16 @@ def all_charts(cells: list[Cell], out_dir: Path, *, scripted: bool) -> dict[str,
             cells, key, ylabel, title, out_dir / f"{name}.png", scripted=scripted, percent=percent
         )
     return paths
+
+
+def chart_png(name: str, cells: list[Cell], *, scripted: bool) -> bytes:
+    """One of `all_charts`' charts (`tokens`, `prompt_growth`, `success`, `cost`) as PNG bytes, written nowhere."""
+    if name == "prompt_growth":
+        fig, dpi = prompt_growth_figure(cells, scripted=scripted), GROWTH_DPI
+    else:
+        key, ylabel, title, percent = CHARTS[name]
+        fig, dpi = grouped_bars_figure(cells, key, ylabel, title, scripted=scripted, percent=percent), BAR_DPI
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi)
+    _plt().close(fig)
+    return buf.getvalue()

@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 
 from toolmode.bench.results import SETTINGS, BenchDirError, read_settings
 from toolmode.bench.task import Task
+from toolmode.redact import redact
 
 
 class BenchUsageError(ValueError):
@@ -98,10 +99,15 @@ def conflicts(saved: dict[str, Any], asked: dict[str, Any]) -> list[str]:
     """The measuring settings given on the command line (`asked`, None = not given) that differ from
     the saved ones (`saved`, with the defaults filled in)."""
     return [
-        f"--{key.replace('_', '-')} {_show(asked[key])} (saved: {_show(saved.get(key))})"
+        f"--{key.replace('_', '-')} {_show(_saved_form(key, asked[key]))} (saved: {_show(saved.get(key))})"
         for key in MEASURING
-        if asked.get(key) is not None and asked[key] != saved.get(key)
+        if asked.get(key) is not None and _saved_form(key, asked[key]) != saved.get(key)
     ]
+
+
+def _saved_form(key: str, value: Any) -> Any:
+    """A value as bench.json holds it: a base URL without its credentials (they are never saved)."""
+    return redact(value) if key == "base_url" and isinstance(value, str) else value
 
 
 def _show(value: Any) -> str:

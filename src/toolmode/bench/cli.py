@@ -25,6 +25,7 @@ from toolmode.bench.results import RESULTS, BenchDirError, read_results, write_s
 from toolmode.bench.source import TaskSource
 from toolmode.bench.stats import SCRIPTED_NOTE
 from toolmode.bench.task import Task
+from toolmode.bench.trust import check_resume, signed
 from toolmode.cli import add_model_args
 from toolmode.textsafe import escape_control
 
@@ -141,6 +142,7 @@ def _bench(args: argparse.Namespace) -> int:
     where, saved = saved_settings(args.resume, args.out)
     settings = _settings(args, saved)
     if where is not None and saved:
+        check_resume(where, saved, vars(args))  # bench.json is model-writable: trust only what is signed
         check_conflicts(where, _settings(None, saved), vars(args), mix=args.mix_settings)
     from_file = {k for k in _SAVED if getattr(args, k) is None and k in saved}
     check_settings(settings, args.jobs, from_file=from_file, saved_in=where)
@@ -184,8 +186,8 @@ def _bench(args: argparse.Namespace) -> int:
     settings.setdefault("started", saved.get("started") or datetime.now().isoformat(timespec="seconds"))
     try:
         os.close(hostfiles.open_dir(where))  # never through a planted link
-        write_settings(where, {**settings, "tasks": settings["tasks"], "task_order": settings["tasks_run"],
-                               "mode_order": [s.label for s in specs]})  # fmt: skip
+        write_settings(where, signed({**settings, "tasks": settings["tasks"], "task_order": settings["tasks_run"],
+                                      "mode_order": [s.label for s in specs]}))  # fmt: skip
     except OSError as exc:
         raise BenchUsageError(f"cannot write the bench directory {where}: {exc.strerror or exc}") from None
     if config.scripted:

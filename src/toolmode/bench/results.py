@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from toolmode import hostfiles
+from toolmode.bounded import loads_json
 
 RESULTS = "results.jsonl"
 SETTINGS = "bench.json"
@@ -103,6 +104,11 @@ def read_results(bench_dir: Path) -> list[dict[str, Any]]:
         return []
     except (OSError, UnicodeDecodeError) as exc:
         raise BenchDirError(f"cannot read {path}: {_why(exc)}") from None
+    return parse_results(text, path)
+
+
+def parse_results(text: str, path: Path) -> list[dict[str, Any]]:
+    """The records in the text of a results file (`path` names it in errors); see `read_results`."""
     lines = text.split("\n")
     torn = lines.pop()  # "" when the file ends with a newline
     latest: dict[tuple[str, str, int], dict[str, Any]] = {}
@@ -124,8 +130,8 @@ def read_results(bench_dir: Path) -> list[dict[str, Any]]:
 def _record_or_none(line: str) -> dict[str, Any] | None:
     """The episode record on `line`, or None if it is not one."""
     try:
-        record = json.loads(line)
-    except json.JSONDecodeError:
+        record = loads_json(line)
+    except json.JSONDecodeError:  # ParseLimitError included: a planted line nested 100,000 deep
         return None
     if not isinstance(record, dict):
         return None
@@ -144,10 +150,19 @@ def read_settings(bench_dir: Path) -> dict[str, Any]:
     """The saved settings, or {} if there are none; BenchDirError if the file is unreadable or not a JSON object."""
     path = Path(bench_dir) / SETTINGS
     try:
-        settings = json.loads(hostfiles.read_text(path))
+        text = hostfiles.read_text(path)
     except FileNotFoundError:
         return {}
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BenchDirError(f"cannot read {path}: {_why(exc)}") from None
+    return parse_settings(text, path)
+
+
+def parse_settings(text: str, path: Path) -> dict[str, Any]:
+    """The settings in the text of a `bench.json` (`path` names it in errors); see `read_settings`."""
+    try:
+        settings = loads_json(text)
+    except json.JSONDecodeError as exc:  # ParseLimitError included
         raise BenchDirError(f"cannot read {path}: {_why(exc)}") from None
     if not isinstance(settings, dict):
         raise BenchDirError(f"{path} is not a toolmode bench settings file (expected a JSON object)")

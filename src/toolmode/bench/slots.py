@@ -7,9 +7,10 @@ retry throws the server's finished prompt work away.
 
 from __future__ import annotations
 
-import json
 import urllib.request
 from urllib.parse import urlsplit
+
+from toolmode.bounded import loads_json
 
 _LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "0.0.0.0"}
 
@@ -19,7 +20,7 @@ def server_slots(base_url: str, timeout: float = 3.0) -> int | None:
     root = base_url.rstrip("/").removesuffix("/v1")
     try:
         with urllib.request.urlopen(f"{root}/props", timeout=timeout) as response:  # noqa: S310 - http(s) URL given by the user
-            data = json.loads(response.read(1 << 20))
+            data = loads_json(response.read(1 << 20))
     except (OSError, ValueError):
         return None
     slots = data.get("total_slots") if isinstance(data, dict) else None

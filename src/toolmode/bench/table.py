@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import csv
-import os
+import io
 from pathlib import Path
 from typing import Any
 
@@ -98,17 +98,17 @@ def write_csv(path: Path, cells: list[Cell], *, scripted: bool, model: str | Non
     for key, _ in MEASURES:
         header += [f"{key}_mean", f"{key}_sd", f"{key}_n"]
     header += ["model", "scripted", "note"]
-    with open(hostfiles.open_file(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "w", newline="",
-              encoding="utf-8") as out:
-        writer = csv.writer(out)
-        writer.writerow(header)
-        for c in cells:
-            row: list[Any] = [c.task, c.mode, c.n, _num(c.success.mean), _num(c.success.sd)]
-            for key, _ in MEASURES:
-                s = c.measures[key]
-                row += [_num(s.mean), _num(s.sd), s.n]
-            row += [model or "", str(scripted).lower(), SCRIPTED_NOTE if scripted else ""]
-            writer.writerow(row)
+    out = io.StringIO(newline="")
+    writer = csv.writer(out)
+    writer.writerow(header)
+    for c in cells:
+        row: list[Any] = [c.task, c.mode, c.n, _num(c.success.mean), _num(c.success.sd)]
+        for key, _ in MEASURES:
+            s = c.measures[key]
+            row += [_num(s.mean), _num(s.sd), s.n]
+        row += [model or "", str(scripted).lower(), SCRIPTED_NOTE if scripted else ""]
+        writer.writerow(row)
+    hostfiles.write_text(path, out.getvalue())
 
 
 def _num(value: float | None) -> str:

@@ -27,6 +27,7 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from toolmode.mcp.config import ServerSpec
+from toolmode.mcp.launch import LaunchPlan
 
 MARKER_ENV = "TOOLMODE_MCP_ID"  # set in each stdio server's environment to find its processes
 _CLIENT_INFO = mcp_types.Implementation(name="toolmode", version="0.1.0")
@@ -39,8 +40,9 @@ _OPEN_LOCK = threading.Lock()
 class Connection:
     """A background thread with an event loop and a connected `mcp.Client`; `open()` blocks until ready."""
 
-    def __init__(self, spec: ServerSpec, *, stderr: IO[Any] | None, marker: str) -> None:
+    def __init__(self, spec: ServerSpec, *, stderr: IO[Any] | None, marker: str, launch: LaunchPlan | None = None) -> None:
         self.spec = spec
+        self._launch = launch  # where and with what environment a stdio server starts (see `launch.plan`)
         self.marker = marker
         self.tools: list[mcp_types.Tool] = []
         self.error: BaseException | None = None
@@ -132,32 +134,16 @@ class Connection:
             http = httpx2.AsyncClient(headers=dict(spec.headers), timeout=httpx2.Timeout(30.0, read=300.0))
             await stack.enter_async_context(http)
             return streamable_http_client(spec.url, http_client=http)
+        launch = self._launch or LaunchPlan(cwd=spec.cwd or os.getcwd())
         params = StdioServerParameters(
             command=spec.command or "",
             args=list(spec.args),
-            env={**_safe_path_env(spec), **spec.env, MARKER_ENV: self.marker},
-            cwd=spec.cwd,
+            env={**launch.env, **spec.env, MARKER_ENV: self.marker},  # the spec's own env may set them back
+            cwd=launch.cwd,
         )
         if self._stderr is None:
             return stdio_client(params)
         return stdio_client(params, errlog=self._stderr)
-
-
-def _safe_path_env(spec: ServerSpec) -> dict[str, str]:
-    """PYTHONSAFEPATH=1 for `python -m ...` / `python -c ...` servers started in the host's current directory.
-
-    Those forms put the current directory first on the server's sys.path, and it is often the workspace
-    (the CLI's default is `.`): a module the model wrote there (`mcp_server_time.py`, `anyio.py`) would
-    run unconfined, with your environment, at the next start. The spec's own env can set it back ("").
-    """
-    if spec.cwd is not None or not os.path.basename(spec.command or "").startswith("python"):
-        return {}
-    for arg in spec.args:  # the interpreter's options, up to the script (which is not about the cwd)
-        if arg.startswith(("-m", "-c")):
-            return {"PYTHONSAFEPATH": "1"}
-        if not arg.startswith("-"):
-            break
-    return {}
 
 
 def close_all() -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import json
 import keyword
 import re
 from collections.abc import Mapping
@@ -11,6 +10,7 @@ from typing import Any
 
 import mcp_types
 
+from toolmode.bounded import loads_json
 from toolmode.tools.base import schema_type_text
 
 _MAX_KEYS = 12  # keys shown in a return type before "..."
@@ -106,7 +106,7 @@ def result_value(result: mcp_types.CallToolResult, *, structured: bool, wrapped:
     text = content_text(result.content)
     if structured:  # an output schema but no structured content: the text is often that JSON
         try:
-            return json.loads(text)
+            return loads_json(text)  # the server's text: bounded in size and nesting
         except ValueError:
             return text
     return text

@@ -22,6 +22,7 @@ import anyio
 import mcp_types
 from mcp import MCPError
 
+from toolmode.mcp import launch
 from toolmode.mcp.config import ServerSpec, Spec, parse_spec
 from toolmode.mcp.connection import Connection, marked_pids
 from toolmode.mcp.convert import clean_schema, output_schema, python_name, result_value, type_text
@@ -46,8 +47,12 @@ class McpServer:
         timeout: float = 30.0,
         start_timeout: float = 60.0,
         max_restarts: int = 3,
+        workspace: str | os.PathLike[str] | None = ".",
+        allow_env_in_workspace: bool = False,
     ) -> None:
         self.spec = spec if isinstance(spec, ServerSpec) else parse_spec(spec, name=name, env=env)
+        self.workspace = workspace  # a stdio server never starts from it (see `launch`)
+        self.allow_env_in_workspace = allow_env_in_workspace
         self.name = self.spec.name
         self.timeout = timeout
         self.start_timeout = start_timeout
@@ -213,7 +218,13 @@ class McpServer:
             return self._conn
 
     def _open(self) -> Connection:
-        conn = Connection(self.spec, stderr=self._stderr, marker=self._marker)
+        plan = None
+        if self.spec.command:
+            try:
+                plan = launch.plan(self.spec, self.workspace, allow_workspace=self.allow_env_in_workspace)
+            except launch.LaunchRefused as exc:
+                raise McpStartError(f"MCP server '{self.name}' ({self.spec.describe()}) {exc}") from None
+        conn = Connection(self.spec, stderr=self._stderr, marker=self._marker, launch=plan)
         if not conn.open(self.start_timeout):
             conn.close()
             raise McpStartError(self._start_message(conn))

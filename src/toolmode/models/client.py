@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from toolmode import runctx
+from toolmode import redact, runctx
 from toolmode.events import ReasoningDelta, Retry, TextDelta
 from toolmode.models.encoding import RequestEncoder
 from toolmode.models.presets import Preset, preset_for
@@ -92,6 +92,7 @@ class ModelClient:
         self.params = dict(params or {})
         self.on_retry = on_retry
         key = api_key or self._key_from_env(api_key_env)
+        redact.remember(key)  # never written to a trace or a bench file
         import openai
 
         self._client = openai.OpenAI(

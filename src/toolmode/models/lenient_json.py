@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from typing import Any
+
+from toolmode.bounded import ParseLimitError, loads_json
 
 MAX_TEXT = 200_000  # a reply longer than this is not a call worth parsing
 _MAX_DEPTH = 60
+_LINE = re.compile(r"[^\r\n]*(?:\r\n?|\n)|[^\r\n]+\Z")  # lines as Python's tokenizer counts them
 _NAMES = {"true": True, "false": False, "null": None, "True": True, "False": False, "None": None}
 
 
@@ -29,18 +33,18 @@ def loads_lenient(text: str) -> Any:
     if len(text) > MAX_TEXT:
         raise LenientError(f"too long to be a call ({len(text):,} characters)")
     try:
-        return json.loads(text, strict=False)
+        return loads_json(text, strict=False, max_chars=MAX_TEXT, max_depth=_MAX_DEPTH)
+    except ParseLimitError as exc:
+        raise LenientError(exc.msg) from None
     except json.JSONDecodeError as exc:
         first = f"{exc.msg} at position {exc.pos}"
-    except RecursionError:
-        raise LenientError("nested too deeply") from None
     for source in _balanced(text.strip()):
         try:
             tree = ast.parse(source, mode="eval")
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
         try:
-            return _literal(tree.body, source, 0)
+            return _literal(tree.body, Segments(source), 0)
         except RecursionError:
             raise LenientError("nested too deeply") from None
     raise LenientError(f"not valid JSON ({first})")
@@ -60,7 +64,37 @@ def _balanced(source: str, most: int = 2) -> list[str]:
     return out
 
 
-def _literal(node: ast.AST, source: str, depth: int) -> Any:
+class Segments:
+    """`ast.get_source_segment` for many nodes of one source, in time linear in the source.
+
+    (`ast.get_source_segment` splits the whole source into lines on every call: quadratic for a literal
+    of many strings, e.g. 200 KB of `',',',',...`.) Lines are split once and encoded once each.
+    """
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self._lines = _LINE.findall(source)
+        self._encoded: dict[int, bytes] = {}
+
+    def _line(self, number: int) -> bytes:
+        if number not in self._encoded:
+            self._encoded[number] = self._lines[number - 1].encode() if 0 < number <= len(self._lines) else b""
+        return self._encoded[number]
+
+    def of(self, node: ast.AST) -> str | None:
+        """The source text of `node` (offsets count UTF-8 bytes, as in `ast`), or None without positions."""
+        end_line, end_col = getattr(node, "end_lineno", None), getattr(node, "end_col_offset", None)
+        line, col = getattr(node, "lineno", None), getattr(node, "col_offset", None)
+        if None in (line, col, end_line, end_col):
+            return None
+        if line == end_line:
+            return self._line(line)[col:end_col].decode(errors="replace")
+        parts = [self._line(line)[col:]] + [self._line(n) for n in range(line + 1, end_line)]
+        parts.append(self._line(end_line)[:end_col])
+        return b"".join(parts).decode(errors="replace")
+
+
+def _literal(node: ast.AST, source: Segments, depth: int) -> Any:
     if depth > _MAX_DEPTH:
         raise LenientError("nested too deeply")
     if isinstance(node, ast.Constant):
@@ -90,9 +124,9 @@ def _literal(node: ast.AST, source: str, depth: int) -> Any:
     raise LenientError(f"not a literal value: {type(node).__name__}")
 
 
-def _string(node: ast.Constant, source: str) -> str:
+def _string(node: ast.Constant, source: Segments) -> str:
     """The string's value; for a single triple-quoted piece, its text exactly as written."""
-    segment = ast.get_source_segment(source, node) or ""
+    segment = source.of(node) or ""
     for quote in ('"""', "'''"):
         if len(segment) >= 6 and segment.startswith(quote) and segment.endswith(quote):
             inner = segment[3:-3]

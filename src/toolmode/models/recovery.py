@@ -13,6 +13,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from toolmode.bounded import loads_json
 from toolmode.models.lenient_json import LenientError, loads_lenient
 from toolmode.models.reply import Reply, ToolCall
 from toolmode.models.text_calls import RUN_CODE, Tools, find_text_calls, recover_code_call
@@ -57,7 +58,7 @@ def _repair(call: ToolCall, known: Tools) -> ToolCall:
     arguments = call.arguments
     mark = None
     try:
-        json.loads(arguments or "{}")
+        loads_json(arguments or "{}")
     except ValueError:
         try:
             value = loads_lenient(arguments)
@@ -68,7 +69,7 @@ def _repair(call: ToolCall, known: Tools) -> ToolCall:
         arguments, mark = json.dumps(value, ensure_ascii=False), "arguments"
     if call.name not in known.params and call.name in known.code_functions:
         try:
-            value = json.loads(arguments or "{}")
+            value = loads_json(arguments or "{}")
         except ValueError:
             return call
         if isinstance(value, dict):

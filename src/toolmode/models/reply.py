@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from toolmode.bounded import loads_json
 from toolmode.usage import Usage
 
 
@@ -31,7 +32,7 @@ class ToolCall:
         """
         arguments = self.arguments if self.arguments.strip() else "{}"
         try:
-            ok = isinstance(json.loads(arguments), dict)
+            ok = isinstance(loads_json(arguments), dict)
         except ValueError:
             ok = False
         if not ok:

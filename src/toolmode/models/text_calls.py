@@ -21,16 +21,20 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolmode.models.lenient_json import LenientError, loads_lenient
+from toolmode.bounded import ParseLimitError, check_depth
+from toolmode.models.lenient_json import MAX_TEXT, LenientError, Segments, loads_lenient
 from toolmode.models.reply import ToolCall
 
 # The language tag counts only when whitespace follows it: "```json {...}```" on one line is valid too.
-_FENCE = re.compile(r"```[ \t]*(?:([A-Za-z0-9_+-]+)(?=\s))?[ \t]*\r?\n?(.*?)```", re.DOTALL)
-_OPEN_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n(.*)\Z", re.DOTALL)  # cut before its end
-_TAG = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|\Z)", re.DOTALL)
+# Replies are model-controlled: every pattern here runs in time linear in the reply. Possessive runs
+# (`*+`) and atomic groups keep a run of spaces from being split between two stars in every way (the
+# old fence pattern took minutes on "```" and 2,000 spaces).
+_FENCE = re.compile(r"```[ \t]*+(?:([A-Za-z0-9_+-]+)(?=\s)[ \t]*+)?\r?\n?(.*?)```", re.DOTALL)
+_OPEN_FENCE = re.compile(r"```[ \t]*+([A-Za-z0-9_+-]*+)[ \t]*+\r?\n(.*)\Z", re.DOTALL)  # cut before its end
+_TAG = re.compile(r"<tool_call>\s*+(.*?)(?:</tool_call>|\Z)", re.DOTALL)  # the body's trailing space: stripped
 _ONE_STRING = re.compile(
     r'\A\{\s*"(?:name|tool|function)"\s*:\s*"(\w+)"\s*,\s*"(?:arguments|parameters|args)"\s*:\s*\{\s*"(\w+)"\s*:\s*"'
-    r'(.*?)"?\s*\}?\s*\}?\s*\Z', re.DOTALL)
+    r'(.*?)(?>"?\s*+\}?\s*+\}?\s*+)\Z', re.DOTALL)
 _JSON_ESCAPE = re.compile(r'\\(["\\/bfnrt]|u[0-9a-fA-F]{4})')
 _ONLY_TAGS = re.compile(r"(?:</?(?:tools?|tool_calls?|function\w*|functions)\b[^>]*>\s*)+", re.IGNORECASE)
 _JSON_LANGS = {"", "json", "json5", "tool_call", "tool", "function", "javascript"}
@@ -91,7 +95,7 @@ def find_text_calls(content: str | None, tools: Tools, *, code_blocks: bool = Fa
 
     `code_blocks`: a reply holding one fenced Python program becomes a `run_code` call (when it was sent).
     """
-    if not content or not content.strip():
+    if not content or not content.strip() or len(content) > MAX_TEXT:  # a reply that long is not a call
         return TextCalls()
     finder = _Finder(tools)
     json_blocks, py_blocks = _blocks(content)
@@ -118,7 +122,7 @@ def find_text_calls(content: str | None, tools: Tools, *, code_blocks: bool = Fa
 def recover_json_calls(content: str | None, tool_names: Collection[str]) -> list[ToolCall]:
     """Calls written as JSON (fenced, in `<tool_call>` tags, or the whole reply) that name a known tool."""
     tools = Tools({n: [] for n in tool_names})
-    if not content:
+    if not content or len(content) > MAX_TEXT:
         return []
     finder = _Finder(tools)
     json_blocks, _ = _blocks(content)
@@ -129,7 +133,7 @@ def recover_json_calls(content: str | None, tool_names: Collection[str]) -> list
 
 def recover_code_call(content: str | None, code_tool: str = RUN_CODE) -> list[ToolCall]:
     """A reply holding exactly one fenced Python block becomes one `run_code` call."""
-    if not content:
+    if not content or len(content) > MAX_TEXT:
         return []
     blocks = [body for lang, body in _FENCE.findall(content) if lang.lower() in _PY_LANGS]
     if len(blocks) != 1 or not blocks[0].strip():
@@ -152,7 +156,7 @@ def _blocks(content: str) -> tuple[list[str], list[str]]:
         (py_blocks if m.group(1).lower() in _PY_LANGS else json_blocks).append(_Cut(m.group(2)))
     for body in _TAG.findall(content):
         if "```" not in body:  # a fenced call inside the tag was collected with the fences
-            json_blocks.append(body)
+            json_blocks.append(body.rstrip())
     return json_blocks, py_blocks
 
 
@@ -290,17 +294,18 @@ class _Finder:
                 return  # a program, not a list of calls
             calls.append(stmt.value)
         found = []
+        segments = Segments(body)
         for node in calls:
             name = node.func.id  # type: ignore[attr-defined]
             try:
-                found.append((name, self._arguments(name, node, body)))
+                found.append((name, self._arguments(name, node, segments)))
             except LenientError as exc:
                 self._fail(f"{name}(...): {exc}")
                 return
         for name, arguments in found:
             self._add(name, arguments, "python")
 
-    def _arguments(self, name: str, node: ast.Call, source: str) -> dict[str, Any]:
+    def _arguments(self, name: str, node: ast.Call, source: Segments) -> dict[str, Any]:
         params = self.tools.params.get(name) or self.tools.code_functions.get(name) or []
         if len(node.args) > len(params):
             raise LenientError(f"{len(node.args)} positional arguments, but {name} takes {len(params)}")
@@ -321,18 +326,30 @@ def _parse(source: str) -> ast.Module | None:
         return None
 
 
-def _parse_prefix(source: str, max_lines: int = 80) -> ast.Module | None:
-    """The longest run of leading lines that parses: a call followed by the model's prose still counts."""
-    lines = source.splitlines()
-    for end in range(min(len(lines), max_lines), 0, -1):
+def _parse_prefix(source: str, max_lines: int = 80, max_chars: int = 8_000) -> ast.Module | None:
+    """The longest run of leading lines that parses: a call followed by the model's prose still counts.
+
+    The whole text is tried once; shorter runs only within the first `max_lines` lines and `max_chars`
+    characters, so the work stays linear in the reply (up to 80 parses of it took seconds at 200 KB).
+    """
+    whole = _parse(source)
+    if whole is not None and whole.body:
+        return whole
+    lines, size = [], 0
+    for line in source.splitlines()[:max_lines]:
+        size += len(line) + 1
+        if size > max_chars:
+            break
+        lines.append(line)
+    for end in range(len(lines), 0, -1):
         tree = _parse("\n".join(lines[:end]))
         if tree is not None and tree.body:
             return tree
     return None
 
 
-def _value(node: ast.AST, source: str) -> Any:
-    segment = ast.get_source_segment(source, node)
+def _value(node: ast.AST, source: Segments) -> Any:
+    segment = source.of(node)
     if segment is None:
         raise LenientError("an argument could not be read")
     try:
@@ -358,7 +375,9 @@ def _objects(body: str, *, bare: bool) -> list[Any]:
             return out
         try:
             value, pos = decoder.raw_decode(body, pos)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON, a number of 4,300+ digits, or nested too deeply
+            break
+        if depth_problem(value):
             break
         out.append(value)
     if bare and out:
@@ -376,6 +395,15 @@ def _objects(body: str, *, bare: bool) -> list[Any]:
         else:
             return parsed
     raise error
+
+
+def depth_problem(value: Any) -> bool:
+    """True when `value` nests too deeply to be a call's arguments (see `toolmode.bounded`)."""
+    try:
+        check_depth(value)
+    except ParseLimitError:
+        return True
+    return False
 
 
 def _looks_like_json_call(text: str, tools: Tools, *, strict: bool = False) -> bool:

@@ -261,6 +261,14 @@ _ACCESS = {
 }
 
 
+def _access(policy: NetPolicy) -> str:
+    """What fetch_url may reach, for its description."""
+    if policy.allow_private_network or not policy.allow_hosts:
+        return _ACCESS[policy.allow_private_network]
+    hosts = ", ".join(sorted(host if port is None else f"{host}:{port}" for host, port in policy.allow_hosts))
+    return f"Only public internet addresses and {hosts} are allowed."
+
+
 def _fetch_function(policy: NetPolicy, fetch_timeout: float, fetch_max_bytes: int) -> Callable[..., Any]:
     def fetch_url(url: str, max_chars: int = 20000) -> dict:
         if max_chars < 1:
@@ -301,7 +309,7 @@ def _fetch_function(policy: NetPolicy, fetch_timeout: float, fetch_max_bytes: in
 
         HTML is converted to plain text (scripts and styles dropped, link text kept); other text types
         are returned as they are; binary content (images, PDFs, archives) is refused. Redirects are
-        followed (at most 5). {_ACCESS[policy.allow_private_network]} The fetch gives up after
+        followed (at most 5). {_access(policy)} The fetch gives up after
         {fetch_timeout:g} seconds and reads at most {fetch_max_bytes} bytes.
 
         Args:

@@ -22,9 +22,34 @@ _SPACES = re.compile(r"[ \t\r\f\v\n]+")
 _PARAGRAPH = frozenset({"p", "h1", "h2", "h3", "h4", "h5", "h6", "table", "pre", "blockquote"})
 
 
-class _TextExtractor(HTMLParser):
+MAX_HTML_CHARS = 4_000_000  # parsed at most (fetch_url reads 2 MB by default); the rest is not looked at
+_TAIL_LIMIT = 1024  # an unterminated tag, comment or declaration longer than this at the end is dropped
+
+
+class _BoundedParser(HTMLParser):
+    """`html.parser`, in time linear in the page.
+
+    Fed in one piece, the parser stops at the first construct that does not end (a `<` tag whose `>`
+    never comes, a comment without `-->`) and keeps the rest as pending text. `close()` then works
+    through that rest one `<` at a time, scanning to the end each time: quadratic (CPython before 3.13.4,
+    gh-135462; 96 KiB of `<a<a<a...` held the host for over a minute). A pending rest longer than a
+    real tag is dropped instead, as an HTML5 parser drops an unterminated tag at the end of the input.
+    """
+
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
+
+    def parse(self, html: str) -> None:
+        """Feed the whole page (at most MAX_HTML_CHARS of it) and close."""
+        self.feed(html[:MAX_HTML_CHARS])
+        if len(getattr(self, "rawdata", "")) > _TAIL_LIMIT:
+            self.rawdata = ""
+        self.close()
+
+
+class _TextExtractor(_BoundedParser):
+    def __init__(self) -> None:
+        super().__init__()
         self.parts: list[str] = []
         self.title_parts: list[str] = []
         self._skip_depth = 0
@@ -81,9 +106,9 @@ class _TextExtractor(HTMLParser):
             self._text(_SPACES.sub(" ", data))
 
 
-class _LinkExtractor(HTMLParser):
+class _LinkExtractor(_BoundedParser):
     def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
+        super().__init__()
         self.links: list[tuple[str, list[str]]] = []
         self._open: list[str] | None = None
 
@@ -108,8 +133,7 @@ def html_links(html: str, base_url: str, limit: int = 100) -> list[dict[str, str
     Links to the page itself, `javascript:` and `mailto:` links are left out; at most `limit` links are returned.
     """
     parser = _LinkExtractor()
-    parser.feed(html)
-    parser.close()
+    parser.parse(html)
     seen: set[str] = {urldefrag(base_url).url}  # links back to the page itself say nothing
     links = []
     for href, text_parts in parser.links:
@@ -131,8 +155,7 @@ def html_to_text(html: str) -> tuple[str | None, str]:
     prefixes list items with "- ", keeps <pre> spacing, and has at most one blank line in a row.
     """
     parser = _TextExtractor()
-    parser.feed(html)
-    parser.close()
+    parser.parse(html)
     title = _SPACES.sub(" ", "".join(parser.title_parts)).strip() or None
     lines = [line.strip(" ").replace("\x00", " ") for line in "".join(parser.parts).split("\n")]
     text = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip("\n")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import re
+from urllib.parse import urlsplit
 
 from toolmode.bench.parse import normalize
 from toolmode.bench.task import TaskEnv
@@ -26,10 +27,19 @@ def rng(task: str, seed: int) -> random.Random:
 
 
 def builtins(env: TaskEnv) -> list[Tool]:
-    """The builtin tools confined to the episode's workspace (local fixture URLs allowed)."""
+    """The builtin tools confined to the episode's workspace; fetch_url may reach the episode's own fixture
+    server (its host:port only: no other loopback or private service of the host) and public addresses."""
     from toolmode.tools.builtin import builtin_tools
 
-    return builtin_tools(env.workspace, allow_private_network=True)
+    return builtin_tools(env.workspace, allow_hosts=fixture_hosts(env))
+
+
+def fixture_hosts(env: TaskEnv) -> list[str]:
+    """`host:port` of the episode's fixture server, or nothing when the task serves no pages."""
+    if not env.base_url:
+        return []
+    parts = urlsplit(env.base_url)
+    return [f"{parts.hostname}:{parts.port}"]
 
 
 def hide_builtins_except(*needed: str) -> list[str]:
