@@ -114,6 +114,8 @@ class WorkerProcess:
     def hold(self, stop: bool) -> None:
         """Stop (or continue) the worker's group at once: a write budget reading over the limit holds the
         writers while it is confirmed."""
+        if not stop and self.frozen:  # stopped between runs: it stays so until the next run frame
+            return
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGSTOP if stop else signal.SIGCONT)
 
