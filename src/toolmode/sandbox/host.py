@@ -1,4 +1,6 @@
-"""The host side of the sandbox: spawns confined workers, relays tool calls, enforces limits, kills on timeout.
+"""The host side of the sandbox: spawns workers confined on the tier tiers.py chose (workerproc.py is one
+worker as the host sees it), relays tool calls, enforces limits (the write budget, CPU, tasks and memory where
+no cgroup holds them), stops a persistent worker between runs, kills on timeout.
 
 Every frame from the worker is hostile: its size is capped, it must be a JSON object of the expected shape,
 a call may name only a tool offered in this run (or revealed through Handles), and each run has a call
@@ -42,7 +44,8 @@ STARTUP_TIMEOUT = 15.0
 CHECK_INTERVAL = 0.1  # how often a running program is checked when it has no write budget (budget.py: 10 ms)
 WRITE_CHECK_GAP = 0.001  # the write budget is also checked on frames and after tool calls, at most this often
 CPU_SLACK = 0.5  # the host's CPU check allows this much over the limit (RLIMIT_CPU normally acts first)
-CLOSE_WAIT = 3.0  # close() waits this long at most for the (idle) tool thread to end
+CLOSE_WAIT = 30.0  # close() waits this long at most for the (idle) tool thread to end (a bound: it ends at once,
+# but on a starved machine it may not be scheduled within seconds)
 CPU_LIFETIME_RUNS = 1000  # persistent workers: the CPU hard ceiling is this many runs' worth
 NONE_HINT = tiers.NONE_HINT
 
@@ -99,11 +102,6 @@ def _threads_left(pid: int) -> bool:
             return False
         time.sleep(0.005)
     return True
-
-
-def tier_protects(worker: WorkerProcess) -> bool:
-    """Whether the worker's tier binds the workspace's `.git` and `runs/` read-only (namespaces)."""
-    return worker.tier.namespaces
 
 
 def _join_lines(first: str | None, second: str) -> str:
@@ -438,7 +436,7 @@ class Sandbox:
                 timeout = max(0.0, deadline - time.monotonic())
             deadline = time.monotonic() + timeout
             worker = self._ready_worker()
-            if worker.runs == 0 and tier_protects(worker) and worker.protected != view.protected(str(self.workspace)):
+            if worker.runs == 0 and worker.tier.namespaces and worker.protected != view.protected(str(self.workspace)):
                 # `.git` or `runs/` appeared after this worker was started (the first trace of a session makes
                 # runs/): start one that binds them read-only, before anything of the model's runs.
                 self._replace()

@@ -17,7 +17,6 @@ does not hold.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import tempfile
@@ -206,11 +205,3 @@ def seccomp_program(*, worker: bool, tier: Tier, pid: int, protect: tuple[int, .
         if pid in (0, 2):  # the same for every run (a landlock-tier worker's own pid is not)
             _programs[key] = program
     return program
-
-
-def forget_probes() -> None:
-    """Probe again at the next resolve (tests that change what the host offers)."""
-    global _warned
-    with contextlib.suppress(Exception), _probe_lock:
-        _probed.clear()
-    _warned = False

@@ -1,13 +1,17 @@
 """The code worker, started by the host (never forked from it) from an in-memory copy of its code (see
 boot.py): `python -I -S -B -c BOOTSTRAP ... <socket-fd> <host-pid>`.
 
-It receives its policy in the first frame, confines itself (rlimits, capabilities, Landlock, seccomp),
-answers `ready`, then serves `run` frames: executes the program with stdout/stderr captured and tools as
-stubs that call back to the host over the same socket, and answers `done`. Nothing here is trusted by the
-host: the program can reach every object in this process; containment is the OS policy.
+It receives its policy in the first frame, finishes its world for the tier (namespaces without bubblewrap:
+`namespaces.enter`; under bubblewrap: the device binds sealed and an init made, so the worker is pid 2),
+confines itself (rlimits, nice, capabilities, Landlock, the seccomp program the host built), answers `ready`,
+then serves `run` frames: executes the program with stdout/stderr captured and tools as stubs that call back
+to the host over the same socket, and answers `done` (a persistent worker also answers `ping` between runs,
+and disarms its timers and restores its handlers after each). Nothing here is trusted by the host: the
+program can reach every object in this process; containment is the OS policy.
 
-Start-up time matters (a fresh worker per run): no `typing`, `traceback`, `threading`, `signal`, `json` or
-`re` is imported (`socket` stays: the channel is a `socket.socket`, as the adversarial corpus expects);
+Start-up time matters (a fresh worker per run): no `typing`, `traceback`, `threading`, `signal` (`_signal`
+is built in), `json` or `re` is imported (`socket` stays: the channel is a `socket.socket`, as the
+adversarial corpus expects);
 `caps`, `confine`, `namespaces` and `protocol` are already in sys.modules, put there by the bootstrap.
 """
 
@@ -356,6 +360,8 @@ def main() -> None:
             msg = chan.recv()
         except protocol.ProtocolError:
             os._exit(0)
+        except Exception:  # a persistent program's signal handler raised while the worker waited
+            continue
         if msg.get("op") == "ping":  # a persistent worker between runs: the host checks it is idle
             try:
                 chan.send({"op": "pong", "nonce": str(msg.get("nonce", ""))})
