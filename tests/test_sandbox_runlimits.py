@@ -90,10 +90,16 @@ class Sampler:
 
 
 def _alive(pid: int) -> bool:
+    """Whether `pid` lives and is not being killed (an OOM victim has its memory taken by the kernel's reaper
+    while SIGKILL is still pending: until it exits, its last reading may show memory another process now has)."""
     try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+        status = Path(f"/proc/{pid}/status").read_text()
     except OSError:
         return False
+    fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+    sigkill = 1 << 8
+    return (fields.get("State", "").split() or ["X"])[0] not in ("Z", "X") and not any(
+        int(fields.get(key, "0").strip() or "0", 16) & sigkill for key in ("SigPnd", "ShdPnd"))
 
 
 def _cwd(pid: int) -> str | None:
