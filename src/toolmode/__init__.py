@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from toolmode.chat import Chat
     from toolmode.events import (
         BaseEvent,
+        CodeExecuted,
         ErrorEvent,
         Event,
         Notice,
@@ -45,10 +46,11 @@ if TYPE_CHECKING:
     from toolmode.models.reply import Reply, ToolCall
     from toolmode.result import CallRecord, RunResult, StepRecord
     from toolmode.settings import ModelSettings, OutputSettings, SandboxSettings
+    from toolmode.telemetry import TelemetrySettings
     from toolmode.tools.base import Tool, tool
     from toolmode.usage import Usage
 
-_EVENTS = ("BaseEvent", "ErrorEvent", "Event", "Notice", "ReasoningDelta", "Retry", "RunEnd", "RunStart",
+_EVENTS = ("BaseEvent", "CodeExecuted", "ErrorEvent", "Event", "Notice", "ReasoningDelta", "Retry", "RunEnd", "RunStart",
            "StepUsage", "TextDelta", "ToolCallFinished", "ToolCallStarted", "ToolsSent")  # fmt: skip
 
 # Public names -> the module that defines them. Loaded on first use (PEP 562), so `import toolmode` and the
@@ -73,6 +75,7 @@ _LAZY = {
     "ModelSettings": "toolmode.settings",
     "OutputSettings": "toolmode.settings",
     "SandboxSettings": "toolmode.settings",
+    "TelemetrySettings": "toolmode.telemetry",
     "Tool": "toolmode.tools.base",
     "tool": "toolmode.tools.base",
     "Usage": "toolmode.usage",
@@ -120,6 +123,7 @@ __all__ = [
     "CallRecord",
     "CancelToken",
     "Chat",
+    "CodeExecuted",
     "ErrorEvent",
     "Event",
     "FallbackModel",
@@ -139,6 +143,7 @@ __all__ = [
     "SandboxSettings",
     "StepRecord",
     "StepUsage",
+    "TelemetrySettings",
     "TextDelta",
     "Tool",
     "ToolCall",

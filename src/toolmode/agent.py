@@ -22,6 +22,11 @@ from toolmode.modes import Mode, make_mode
 from toolmode.output import OutputSpec
 from toolmode.result import RunResult
 from toolmode.settings import ModelSettings, OutputSettings, SandboxSettings
+from toolmode.telemetry import TelemetrySettings
+from toolmode.telemetry import check as check_telemetry
+from toolmode.telemetry import make_sink as telemetry_sink
+from toolmode.telemetry import require_extra as require_otel_extra
+from toolmode.telemetry import resolve as resolve_telemetry
 from toolmode.tools.base import as_tool
 from toolmode.trace import Sink, Trace, open_trace_file
 
@@ -75,7 +80,9 @@ class Agent:
     - loop: `max_steps`, `max_result_chars`, `system_prompt` (replaces the mode's prompt), `instructions`
       (added to it), `prices`, and the default budget of every run: `max_cost` (USD), `max_tokens`,
       `timeout` (wall seconds);
-    - output: `console`, `quiet`, `sinks` (extra trace sinks), `runs_dir`, or `output=OutputSettings(...)`.
+    - output: `console`, `quiet`, `sinks` (extra trace sinks), `runs_dir`, `telemetry` (OpenTelemetry spans
+      and metrics: True, False, or a `TelemetrySettings`; None follows `toolmode.otel.instrument()` and the
+      TOOLMODE_OTEL variable; needs `toolmode[otel]`), or `output=OutputSettings(...)`.
     """
 
     def __init__(
@@ -117,9 +124,14 @@ class Agent:
         timeout: float | None = None,
         request_timeout: float = 120.0,
         prompts: str | None = None,
+        telemetry: bool | TelemetrySettings | None = None,
     ) -> None:
         if output is not None:
             console, quiet, runs_dir, sinks = output.console, output.quiet, output.runs_dir, list(output.sinks)
+            telemetry = output.telemetry
+        self.telemetry = check_telemetry(telemetry)
+        if self.telemetry:  # asked for by this agent: say now if the extra is missing
+            require_otel_extra()
         if isinstance(sandbox, SandboxSettings):
             workspace, sandbox_limits, persistent = sandbox.workspace, sandbox.limits, sandbox.persistent
             allow_env_in_workspace, sandbox = sandbox.allow_env_in_workspace, sandbox.policy
@@ -205,8 +217,12 @@ class Agent:
         return _Run(task, trace, owns, token, kwargs)
 
     def new_trace(self) -> Trace:
-        """A trace with this agent's sinks: extra sinks, the console (console=True), a JSONL file (runs_dir)."""
+        """A trace with this agent's sinks: extra sinks, OpenTelemetry (when telemetry is on for this run), the
+        console (console=True), a JSONL file (runs_dir)."""
         sinks: list[Sink] = list(self.extra_sinks)
+        settings = resolve_telemetry(self.telemetry)
+        if settings is not None:  # first: a missing extra is refused before any file is opened
+            sinks.append(telemetry_sink(settings))
         if self.console:
             from toolmode.console import ConsoleSink
 

@@ -122,6 +122,9 @@ def _add_agent_args(run: argparse.ArgumentParser) -> None:
     run.add_argument("--max-total-tokens", type=_positive_int, metavar="N",
                      help="stop a run once it has used this many tokens (prompt + completion, all requests)")
     run.add_argument("--timeout", type=_positive_float, metavar="SECONDS", help="stop a run after this wall time")
+    run.add_argument("--otel", action="store_true",
+                     help="export OpenTelemetry spans and metrics over OTLP/HTTP to OTEL_EXPORTER_OTLP_ENDPOINT "
+                          "(default http://localhost:4318; also TOOLMODE_OTEL=1; needs toolmode[otel])")
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -261,13 +264,31 @@ def _make_agent(args: argparse.Namespace, mode: str, *, console: bool = True, qu
         model_params=model_params(args.temperature, args.max_tokens),
         request_timeout=args.request_timeout or 120.0,
         prompts=args.prompts,
+        telemetry=True if args.otel else None,
     )
+
+
+def _telemetry(args: argparse.Namespace) -> Any:
+    """With --otel or TOOLMODE_OTEL: set up OTLP export; returns the function that flushes it at exit."""
+    from toolmode.telemetry import SWITCH_ENV, env_flag, require_extra
+
+    args.otel = args.otel or env_flag(SWITCH_ENV)
+    if not args.otel:
+        return lambda: None
+    require_extra()
+    from toolmode.otel.setup import configure_from_environment
+
+    return configure_from_environment()
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
     _check_run_args(args)
-    with _make_agent(args, args.mode, console=not args.json, quiet=args.quiet) as agent:
-        result = agent.run(args.task)
+    flush = _telemetry(args)
+    try:
+        with _make_agent(args, args.mode, console=not args.json, quiet=args.quiet) as agent:
+            result = agent.run(args.task)
+    finally:
+        flush()
     if args.json:
         print(json_text(result.to_dict()))
     return 0 if result.ok else 1
@@ -289,7 +310,11 @@ def _cmd_chat(args: argparse.Namespace) -> int:
     from toolmode.chat_cli import chat_loop
 
     _check_run_args(args)
-    return chat_loop(lambda mode: _make_agent(args, mode), args.mode)
+    flush = _telemetry(args)
+    try:
+        return chat_loop(lambda mode: _make_agent(args, mode), args.mode)
+    finally:
+        flush()
 
 
 def _cmd_tools(args: argparse.Namespace) -> int:
@@ -370,10 +395,11 @@ def _mcp_error() -> type[Exception]:
     return McpError
 
 
-def _missing_extra() -> type[Exception]:
+def _missing_extra() -> tuple[type[Exception], ...]:
+    from toolmode.telemetry import MissingOtelExtra
     from toolmode.tools.semantic import MissingSemanticExtra
 
-    return MissingSemanticExtra
+    return MissingSemanticExtra, MissingOtelExtra
 
 
 def _sandbox_unavailable() -> type[Exception]:

@@ -113,6 +113,8 @@ class StepUsage(TypedEvent):
     recovered: str | None = None
     attempts: int = 1
     model: str | None = None
+    sent_at: float | None = None  # when the request was sent: seconds since the trace began, the clock of `t`
+    messages: list[dict[str, Any]] | None = _hidden()  # the conversation sent (telemetry's content capture)
     t: float = field(default=0.0, kw_only=True)
 
 
@@ -166,11 +168,32 @@ class Notice(TypedEvent):
 
 @dataclass
 class ErrorEvent(TypedEvent):
-    """An error that ends the run (a model error, an internal error)."""
+    """An error that ends the run (a model error, an internal error). For a model error, `seconds` is how
+    long the failed request took; `error_type` names the exception's class."""
 
     kind: ClassVar[str] = "error"
     message: str
     step: int | None = None
+    seconds: float | None = None
+    error_type: str | None = None
+    t: float = field(default=0.0, kw_only=True)
+
+
+@dataclass
+class CodeExecuted(TypedEvent):
+    """A `run_code` program ran in the sandbox: for the tool call `call_id`, on which `tier`, under which
+    `limits` (the SandboxLimits fields), how long, how many tool calls it made, whether its output was cut,
+    and how it failed (`error`: the exception's class name, or "timeout"; None when it ran to the end)."""
+
+    kind: ClassVar[str] = "code_run"
+    step: int | None
+    call_id: str | None
+    tier: str
+    limits: dict[str, Any]
+    seconds: float
+    calls: int
+    truncated: bool = False
+    error: str | None = None
     t: float = field(default=0.0, kw_only=True)
 
 
@@ -196,7 +219,7 @@ class RunEnd(TypedEvent):
 EVENT_TYPES: dict[str, type[TypedEvent]] = {
     cls.kind: cls
     for cls in (RunStart, ToolsSent, TextDelta, ReasoningDelta, StepUsage, ToolCallStarted, ToolCallFinished,
-                Retry, Notice, ErrorEvent, RunEnd)
+                Retry, Notice, ErrorEvent, CodeExecuted, RunEnd)
 }
 
 

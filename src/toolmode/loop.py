@@ -125,11 +125,13 @@ def run_agent(
             if names != sent_tools:
                 trace.publish(ToolsSent(step, names, tools))
                 sent_tools = names
+            sent = list(messages)  # the loop appends to `messages` at a stop while an abandoned request may still read
+            asked = time.monotonic()
             try:
-                reply = _ask(model, messages, tools, limits)
+                reply = _ask(model, sent, tools, limits)
             except ModelError as exc:
                 limits.check_time()  # a request cut by the run's deadline is the budget, not an error
-                trace.publish(ErrorEvent(str(exc), step))
+                trace.publish(ErrorEvent(str(exc), step, time.monotonic() - asked, type(exc).__name__))
                 return finish(None, "error", str(exc))
             cost = reply.reported_cost
             if cost is None:
@@ -144,6 +146,7 @@ def run_agent(
                 [{"id": c.id, "name": c.name, "arguments": c.arguments, "recovered": c.recovered}
                  for c in reply.tool_calls],
                 reply.reasoning, reply.finish_reason, reply.recovered, reply.attempts, reply.model,
+                asked - trace.started, messages=sent,
             ))
             if (correction := guard.correction(reply, step, tools)) is not None:
                 messages.append(correction)  # an unreadable call is not the answer: ask again
@@ -171,7 +174,7 @@ def run_agent(
         finish(None, "interrupted", "interrupted by the user")
         raise
     except Exception as exc:  # noqa: BLE001 - a bug must still end the trace properly
-        trace.publish(ErrorEvent(f"internal error: {type(exc).__name__}: {exc}"))
+        trace.publish(ErrorEvent(f"internal error: {type(exc).__name__}: {exc}", error_type=type(exc).__name__))
         return finish(None, "error", f"internal error: {type(exc).__name__}: {exc}")
     finally:
         ctx.publish = _drop  # tool threads abandoned at a stop may still finish: their events go nowhere
@@ -183,12 +186,12 @@ def _drop(event: object) -> None:
     """The event sink of a run that has ended."""
 
 
-def _ask(model: Model, messages: list[dict[str, Any]], tools: list[dict[str, Any]], limits: Limits) -> Any:
-    """`model.chat(messages, tools)` on a worker thread, so a cancellation (or Ctrl-C) stops the run during
-    a long request instead of after it; the abandoned request finishes in the background, unread."""
+def _ask(model: Model, sent: list[dict[str, Any]], tools: list[dict[str, Any]], limits: Limits) -> Any:
+    """`model.chat(sent, tools)` on a worker thread, so a cancellation (or Ctrl-C) stops the run during
+    a long request instead of after it; the abandoned request finishes in the background, unread. `sent` is
+    the loop's own copy of the conversation."""
     box: list[Any] = []
     done = threading.Event()
-    sent = list(messages)  # the loop appends to `messages` at a stop while an abandoned request may still read
 
     def work() -> None:
         try:
@@ -221,7 +224,7 @@ def _run_calls(calls: list[ToolCall], mode: Mode, limit: int, ctx: runctx.RunCon
     lock = threading.Lock()
     all_done = threading.Event()
 
-    scopes = [callscope.CallScope(c.name, math.inf) for c in calls]
+    scopes = [callscope.CallScope(c.name, math.inf, c.id) for c in calls]
 
     def work(i: int) -> None:
         call = calls[i]

@@ -59,3 +59,4 @@ class OutputSettings:
     quiet: bool = False
     runs_dir: Path | str | None = None  # a directory for JSONL traces, e.g. "runs"
     sinks: Sequence[Any] = field(default_factory=list)  # extra trace sinks
+    telemetry: Any = None  # OpenTelemetry: True, False, a TelemetrySettings; None follows instrument() / TOOLMODE_OTEL

@@ -13,15 +13,18 @@ import math
 import re
 import textwrap
 import threading
+import time
 from collections.abc import Iterable, Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from toolmode import runctx
-from toolmode.events import Notice
+from toolmode.events import CodeExecuted, Notice
 from toolmode.modes.base import Catalog, FailedResult, Mode, UnknownTool
 from toolmode.modes.prompts import LOCAL_CODE_PROMPT, LOCAL_HYBRID_PROMPT, check_style
-from toolmode.sandbox import Handles, Sandbox, SandboxLimits, StubSpec
+from toolmode.sandbox import CodeResult, Handles, Sandbox, SandboxLimits, StubSpec
+from toolmode.tools import callscope
 from toolmode.tools.base import Tool, result_text
 from toolmode.tools.search import ToolIndex
 
@@ -152,8 +155,12 @@ class CodeMode(Mode):
         run = runctx.current()
         deadline = run.limits.deadline if run is not None and math.isfinite(run.limits.deadline) else None
         with self._lock:
+            started = time.monotonic()
             result = self.sandbox.run(code, self._stubs, self._host_call, deadline)
+            seconds = time.monotonic() - started
             earlier, self._defined = self._defined, self._defined | _assigned(code)
+        if run is not None:
+            self._published(result, seconds, run.step)
         if result.repaired:  # marked in the trace like a recovered call
             runctx.emit(Notice(f"run_code: {result.repaired}", run.step if run is not None else None))
         if not result.error:
@@ -167,6 +174,15 @@ class CodeMode(Mode):
             if "run_shell" not in self.catalog.tools:
                 result.error = result.error.replace(": use run_shell()", " (the sandbox cannot start programs)")
         return FailedResult(result.text())
+
+    def _published(self, result: CodeResult, seconds: float, step: int) -> None:
+        """Publish the execution (tier, limits, time, outcome) for the run's sinks, e.g. telemetry."""
+        scope = callscope.current()
+        runctx.emit(CodeExecuted(
+            step, scope.call_id if scope is not None else None,
+            getattr(self.sandbox, "tier", None) or self.sandbox.policy, asdict(self.sandbox.limits), seconds,
+            result.calls, result.truncated, _failure(result),
+        ))
 
     def _host_call(self, name: str, kwargs: dict[str, Any]) -> Any:
         """A tool call arriving from the sandboxed program."""
@@ -182,6 +198,19 @@ class CodeMode(Mode):
 
 
 _PROCESS_CALL = re.compile(r"\bsubprocess\b|\bPopen\b|\bos\.(?:system|popen|exec\w*|spawn\w*|fork\w*|posix_spawn\w*)\b")
+
+
+_EXCEPTION_LINE = re.compile(r"^(?:Error: )?([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Cancelled))\b", re.M)
+
+
+def _failure(result: CodeResult) -> str | None:
+    """How a program failed, in a word: "timeout", its exception's class name, "error"; None if it did not."""
+    if result.timed_out:
+        return "timeout"
+    if not result.error:
+        return None
+    found = _EXCEPTION_LINE.findall(result.error)
+    return found[-1] if found else "error"
 
 
 def _assigned(code: str) -> set[str]:

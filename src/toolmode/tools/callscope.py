@@ -29,12 +29,14 @@ class CallScope:
     From sandboxed code, also the run's write budget: `write_left()` (bytes the run may still write; None
     outside such a run) bounds what a tool may start (run_shell), and `charge(nbytes)` adds what it wrote."""
 
-    __slots__ = ("_cancellers", "_charge", "_lock", "abandoned_at", "cancelled", "deadline", "name", "write_left")
+    __slots__ = ("_cancellers", "_charge", "_lock", "abandoned_at", "call_id", "cancelled", "deadline", "name",
+                 "write_left")
 
-    def __init__(self, name: str, deadline: float, write_left: Callable[[], int] | None = None,
-                 charge: Callable[[int], None] | None = None) -> None:
+    def __init__(self, name: str, deadline: float, call_id: str | None = None,
+                 write_left: Callable[[], int] | None = None, charge: Callable[[int], None] | None = None) -> None:
         self.name = name
         self.deadline = deadline
+        self.call_id = call_id  # the model's id of the call (the loop's scopes), so events can name it
         self.abandoned_at = 0.0
         self.cancelled = False
         self.write_left = write_left
