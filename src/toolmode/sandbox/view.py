@@ -70,6 +70,26 @@ def protected(workspace: str) -> list[str]:
     return found
 
 
+_system: dict[bool, list[tuple[str, ...]]] = {}
+
+
+def _system_ops(shell: bool) -> list[tuple[str, ...]]:
+    """The binds and symlinks of the host's own paths (the same for every run of a process: computed once)."""
+    if shell not in _system:
+        binds: dict[str, str] = {}
+        links: dict[str, str] = {}
+        for path, kind in entries(shell=shell):
+            if os.path.islink(path):
+                links[path] = os.readlink(path)
+                path = os.path.realpath(path)
+            if os.path.exists(path):
+                binds.setdefault(path, kind)
+        ops: list[tuple[str, ...]] = [("bind", p, p, k) for p, k in binds.items()
+                                      if not any(_inside(p, o) and p != o for o in binds)]
+        _system[shell] = ops + [("symlink", path, target) for path, target in links.items() if path not in binds]
+    return _system[shell]
+
+
 def plan(workspace: str, *, shell: bool, tmp_bytes: int | None) -> list[tuple[str, ...]]:
     """The operations that build the namespaces tier's file-system view, in the order to apply them:
     ("bind", dest, source, kind), ("symlink", path, target), ("tmpfs", path, size in bytes).
@@ -78,17 +98,7 @@ def plan(workspace: str, *, shell: bool, tmp_bytes: int | None) -> list[tuple[st
     again as symlinks and their targets bound instead. An entry inside another one is shown by the outer
     bind already. Operations are sorted by destination, so a parent is in place before anything inside it
     (/tmp before a workspace under /tmp; the workspace before its read-only `.git`)."""
-    binds: dict[str, str] = {}
-    links: dict[str, str] = {}
-    for path, kind in entries(shell=shell):
-        if os.path.islink(path):
-            links[path] = os.readlink(path)
-            path = os.path.realpath(path)
-        if os.path.exists(path):
-            binds.setdefault(path, kind)
-    ops: list[tuple[str, ...]] = [("bind", p, p, k) for p, k in binds.items()
-                                  if not any(_inside(p, o) and p != o for o in binds)]
-    ops += [("symlink", path, target) for path, target in links.items() if path not in binds]
+    ops = list(_system_ops(shell))
     if tmp_bytes is not None and not _inside(TMP, workspace):  # a workspace at /tmp (or above) is /tmp itself
         ops.append(("tmpfs", TMP, str(tmp_bytes)))
     ops.append(("bind", workspace, workspace, RW))
