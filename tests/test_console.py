@@ -127,10 +127,16 @@ def test_trailing_backslash_cannot_swallow_the_closing_tag() -> None:
 
 
 def test_a_cancelled_run_is_said_once(scripted, tmp_path: Path) -> None:
-    server = scripted([fault("slow", delay=5, then=reply("late"))])
+    arrived = threading.Event()
+
+    def script(request: dict, index: int) -> dict:
+        arrived.set()  # the run is under way: a cancel now reaches it
+        return fault("slow", delay=30, then=reply("late"))
+
+    server = scripted(script)
     console, _ = recording_console()
     with Agent(mode="react", model="m", base_url=server.base_url, sinks=[ConsoleSink(console, width=400)]) as agent:
-        threading.Timer(0.3, agent.cancel).start()
+        threading.Thread(target=lambda: arrived.wait(60) and agent.cancel(), daemon=True).start()
         result = agent.run("go")
     assert result.stopped == "cancelled"
     lines = [line for line in console.export_text().splitlines() if line.startswith("stopped:")]

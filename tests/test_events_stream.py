@@ -6,7 +6,6 @@ import asyncio
 import io
 import json
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +87,23 @@ def test_console_is_a_consumer_of_the_events(scripted) -> None:
     assert "step 1" in text and "→ echo" in text and "← echo" in text and "ok" in text
 
 
+class RunEnded:
+    """A sink whose `wait` returns once the run has ended (its run_end is published)."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+
+    def emit(self, event: Any) -> None:
+        if event.kind == "run_end":
+            self._event.set()
+
+    def close(self) -> None:
+        pass
+
+    def wait(self, timeout: float) -> bool:
+        return self._event.wait(timeout)
+
+
 def test_leaving_a_stream_early_cancels_the_run(scripted) -> None:
     release = threading.Event()
 
@@ -98,16 +114,14 @@ def test_leaving_a_stream_early_cancels_the_run(scripted) -> None:
         return "released"
 
     server = scripted([call("wait"), reply("never")])
-    memory = MemorySink()
-    with make(server, tools=[wait], sinks=[memory]) as agent:
+    memory, ended = MemorySink(), RunEnded()
+    with make(server, tools=[wait], sinks=[memory, ended]) as agent:
         stream = agent.stream("go")
         for event in stream:
             if event.kind == "tool_call":
                 break
         stream.close()  # what leaving a for loop early does to a generator
-        deadline = time.monotonic() + 5
-        while not memory.of("run_end") and time.monotonic() < deadline:
-            time.sleep(0.01)
+        assert ended.wait(60), "the run did not end"
     release.set()
     [end] = memory.of("run_end")
     assert end.data["stopped"] == "cancelled"
@@ -116,18 +130,16 @@ def test_leaving_a_stream_early_cancels_the_run(scripted) -> None:
 
 def test_leaving_a_stream_during_a_slow_model_request_ends_the_run_at_once(scripted) -> None:
     server = scripted([call("echo", text="1"), fault("slow", delay=6, then=call("echo", text="2")), reply("never")])
-    memory = MemorySink()
-    with make(server, sinks=[memory]) as agent:
+    memory, ended = MemorySink(), RunEnded()
+    with make(server, sinks=[memory, ended]) as agent:
         for event in agent.stream("go"):
             if isinstance(event, ToolCallFinished):
                 break
-        left = time.monotonic()
-        while not memory.of("run_end") and time.monotonic() - left < 5:
-            time.sleep(0.01)
-        assert time.monotonic() - left < 3  # not after the 6 s request
+        assert ended.wait(60), "the run did not end"
     [end] = memory.of("run_end")
     assert end.data["stopped"] == "cancelled"
     assert [e.data["arguments"] for e in memory.of("tool_call")] == ['{"text": "1"}']
+    assert len(memory.of("reply")) == 1  # ended during the slow request, not after its reply
 
 
 def test_astream_yields_the_same_events(scripted) -> None:

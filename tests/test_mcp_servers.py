@@ -418,11 +418,12 @@ def test_close_during_a_call(fresh: McpServer) -> None:
 
     worker = threading.Thread(target=call)
     worker.start()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60
     while (
         "slow call sleeping" not in fresh.stderr_tail() and time.monotonic() < deadline
     ):  # the call is in flight
         time.sleep(0.05)
+    assert "slow call sleeping" in fresh.stderr_tail(), "the slow call never started"
     fresh.close()
     worker.join(30)
     assert not worker.is_alive()

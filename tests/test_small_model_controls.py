@@ -139,13 +139,23 @@ def test_arguments_that_cannot_be_parsed_are_replayed_as_valid_json(scripted, tm
 # ----------------------------------------------------------------------------- server errors
 
 
-def test_the_same_500_twice_is_permanent(scripted) -> None:
-    server = scripted([fault("500", message="template error")] * 5)
-    model = ModelClient("m", base_url=server.base_url, api_key="k", deadline=30)
+@pytest.mark.parametrize("preset", ["llamacpp", "vllm", "ollama"])
+def test_the_same_500_twice_is_permanent_on_a_local_server(scripted, preset: str) -> None:
+    server = scripted([fault("500", message="template error")] * 2 + [reply("never sent")])
+    model = ModelClient("m", base_url=server.base_url, preset=preset, deadline=30)
     with pytest.raises(ModelError, match="same error twice"):
         model.chat([{"role": "user", "content": "hi"}])
     model.close()
     assert len(server.requests) == 2
+
+
+@pytest.mark.parametrize("preset", ["openai", "deepseek", "openrouter", None])  # None: a URL of no preset
+def test_the_same_500_twice_is_retried_on_a_hosted_api(scripted, preset: str | None) -> None:
+    server = scripted([fault("500", message="try again")] * 2 + [reply("third time")])
+    model = ModelClient("m", base_url=server.base_url, preset=preset, api_key="k", deadline=30)
+    reply_ = model.chat([{"role": "user", "content": "hi"}])
+    model.close()
+    assert (reply_.content, reply_.attempts, len(server.requests)) == ("third time", 3, 3)
 
 
 def test_different_500s_are_still_retried(scripted) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from toolmode.budget import Budget, CancelToken
+from toolmode.defaults import DEFAULT_IDLE_TIMEOUT
 from toolmode.events import BaseEvent, Notice
 from toolmode.history import check_history
 from toolmode.loop import DEFAULT_MAX_RESULT_CHARS, DEFAULT_MAX_STEPS, run_agent
@@ -74,7 +75,8 @@ class Agent:
     - model: `model` (a name, a `Model` object such as `FallbackModel`, or a ModelSettings), `base_url`,
       `api_key`, `api_key_env`, `preset` (deepseek, openai, openrouter, ollama, vllm, llamacpp), `stream`,
       `model_params` (extra request fields), `recover_text_calls`, `recover_code_blocks` (None: on for local
-      presets), `request_timeout` (seconds per request), `client`;
+      presets), `request_timeout` (seconds one request may take, streamed or not), `idle_timeout` (seconds
+      a streamed reply that has started may send nothing; default 60, None: no limit), `client`;
     - prompts: `prompts` ("standard", or "local": short example-led prompts for small models; None: "local"
       for local presets);
     - loop: `max_steps`, `max_result_chars`, `system_prompt` (replaces the mode's prompt), `instructions`
@@ -123,6 +125,7 @@ class Agent:
         max_tokens: int | None = None,
         timeout: float | None = None,
         request_timeout: float = 120.0,
+        idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
         prompts: str | None = None,
         telemetry: bool | TelemetrySettings | None = None,
     ) -> None:
@@ -163,7 +166,7 @@ class Agent:
         if client is None:
             client = ModelSettings(
                 model, base_url, api_key, api_key_env, preset, stream, model_params, recover_text_calls,  # type: ignore[arg-type]
-                recover_code_blocks, request_timeout).build()
+                recover_code_blocks, request_timeout, idle_timeout=idle_timeout).build()
         self.model: Model = client
         if prompts is None:
             local = getattr(getattr(client, "preset", None), "local", False)

@@ -6,9 +6,37 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn, cast
 
-from toolmode.defaults import DEFAULT_MAX_RESULT_CHARS, DEFAULT_MAX_STEPS
+from toolmode.defaults import DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_RESULT_CHARS, DEFAULT_MAX_STEPS
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line: what is wrong (naming the option, with the nearest known
+    option for a misspelt one) and where to read more, exit status 2. The usage block is for --help."""
+
+    def error(self, message: str) -> NoReturn:
+        """Print `PROG: error: MESSAGE (see PROG --help)` on one line and exit with status 2."""
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+    def unrecognized(self, extra: Sequence[str]) -> NoReturn:
+        """The error for arguments no option took, with the nearest option of this parser for each."""
+        import difflib
+
+        known = [o for o in self._option_string_actions if o.startswith("--")]
+        hints = [f"{word} (did you mean {near[0]}?)" if (near := difflib.get_close_matches(
+            word.split("=", 1)[0], known, n=1, cutoff=0.6)) else word for word in extra]
+        self.error(f"unrecognized argument{'s' if len(extra) > 1 else ''}: {' '.join(hints)}")
+
+
+def _chosen_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The (sub)parser that parsed the innermost subcommand in `args`, e.g. that of `toolmode tools search`."""
+    while True:
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        name = getattr(args, subs[0].dest, None) if subs else None
+        if name is None or name not in subs[0].choices:
+            return parser
+        parser = subs[0].choices[name]
 
 
 def _positive_int(text: str) -> int:
@@ -56,7 +84,8 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--temperature", type=temperature, default=None, help="sampling temperature (server default if unset)")
     p.add_argument("--max-tokens", type=_positive_int, default=None, help="cap on generated tokens per reply")
     p.add_argument("--request-timeout", type=positive_float, default=None,
-                   help="seconds one model request may take (default: 120; CPU servers with long prompts need more)")
+                   help="seconds one model request may take, streamed or not (default: 120; CPU servers with "
+                        "long prompts or long replies need more)")
 
 
 def model_params(temperature: float | None, max_tokens: int | None) -> dict[str, Any]:
@@ -106,6 +135,9 @@ def _add_agent_args(run: argparse.ArgumentParser) -> None:
     run.add_argument("--max-result-chars", type=_non_negative_int, default=DEFAULT_MAX_RESULT_CHARS,
                      help="cut each tool result to this many characters; 0 = no cut (default: %(default)s)")
     run.add_argument("--stream", action="store_true", help="stream replies (SSE)")
+    run.add_argument("--idle-timeout", type=_positive_float, default=DEFAULT_IDLE_TIMEOUT, metavar="SECONDS",
+                     help="--stream: retry a reply that has started and then sends nothing for this long "
+                          "(default: %(default)g)")
     run.add_argument("--sandbox", choices=["auto", "namespaces", "bwrap", "unshare", "landlock", "none"], default="auto",
                      help="code sandbox tier (README: The sandbox); 'none' runs model code unconfined (unsafe)")
     run.add_argument("--persistent", action="store_true", help="code mode: keep variables between run_code calls (and chat turns)")
@@ -130,7 +162,7 @@ def _add_agent_args(run: argparse.ArgumentParser) -> None:
 def _build_parser() -> argparse.ArgumentParser:
     from toolmode import __version__
 
-    parser = argparse.ArgumentParser(prog="toolmode", description="Run an agent in react, code or hybrid mode.")
+    parser = OneLineParser(prog="toolmode", description="Run an agent in react, code or hybrid mode.")
     parser.add_argument("--version", action="version", version=f"toolmode {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -209,6 +241,8 @@ def _load_tools(args: argparse.Namespace) -> list[Any]:
         refusal = config_refusal(args.mcp_config, args.workspace, "the MCP config (--mcp-config)")
         if refusal:  # before any server starts
             raise ValueError(refusal)
+    if args.mcp_config:
+        _check_mcp_config(args.mcp_config)
     if not args.no_builtin:
         from toolmode.tools.builtin import builtin_tools
 
@@ -229,6 +263,20 @@ def _load_tools(args: argparse.Namespace) -> list[Any]:
             tools += mcp_tools_from_config(args.mcp_config, workspace=args.workspace,
                                            allow_env_in_workspace=args.allow_env_in_workspace)
     return tools
+
+
+def _check_mcp_config(path: str) -> None:
+    """Read and check the --mcp-config file before anything starts; a problem is one line naming the option."""
+    from toolmode.mcp.config import load_config
+
+    try:
+        load_config(path)
+    except OSError as exc:
+        raise ValueError(f"--mcp-config {path}: {exc.strerror or exc}; give the path of an mcp.json file "
+                         '({"mcpServers": {...}})') from None
+    except ValueError as exc:
+        detail = str(exc).removeprefix(f"MCP config {path}: ")
+        raise ValueError(f"--mcp-config {path}: {detail}") from None
 
 
 def _make_agent(args: argparse.Namespace, mode: str, *, console: bool = True, quiet: bool = False) -> Any:
@@ -263,6 +311,7 @@ def _make_agent(args: argparse.Namespace, mode: str, *, console: bool = True, qu
         timeout=args.timeout,
         model_params=model_params(args.temperature, args.max_tokens),
         request_timeout=args.request_timeout or 120.0,
+        idle_timeout=args.idle_timeout,
         prompts=args.prompts,
         telemetry=True if args.otel else None,
     )
@@ -345,9 +394,13 @@ def _cmd_tools(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `toolmode` command. Returns the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    _console_never_fails()
     if argv and argv[0] in ("bench", "demo", "scripted-server", "view"):
         return _delegate(argv[0], argv[1:])
-    args = _build_parser().parse_args(argv)
+    parser = _build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # said by the subcommand that was given, so its options are the ones suggested
+        cast(OneLineParser, _chosen_parser(parser, args)).unrecognized(extra)
     try:
         return {"run": _cmd_run, "chat": _cmd_chat, "tools": _cmd_tools}[args.command](args)
     except KeyboardInterrupt:
@@ -368,6 +421,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except _mcp_error() as exc:  # last: importing the MCP SDK to name its error class takes a while
         print(f"toolmode: {error_line(exc)}", file=sys.stderr)
         return 2
+
+
+def _console_never_fails() -> None:
+    """A terminal that cannot show a character (LANG=C, PYTHONIOENCODING=ascii) gets an escape, `\\xb7`,
+    instead of a UnicodeEncodeError that would silence the step view."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None and getattr(stream, "errors", "") == "strict":
+            reconfigure(errors="backslashreplace")
 
 
 def error_line(exc: BaseException) -> str:

@@ -7,13 +7,16 @@ clipboard write or bidi trick reaches the screen) and rich markup is shown liter
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
 
 from toolmode.textsafe import escape_control
 from toolmode.trace import Event
+
+if TYPE_CHECKING:
+    from toolmode.console_live import LiveReply
 
 CALL_ARGS_IN_RESULT = 48  # characters of a call's arguments repeated on its result line
 
@@ -42,11 +45,21 @@ def _fmt_cost(cost: float | None) -> str:
     return "unknown price" if cost is None else f"${cost:.6f}"
 
 
+def _on_a_tty(console: Console) -> bool:
+    """Whether `console` writes to a real terminal (a console forced to act as one, in tests, does not)."""
+    isatty = getattr(console.file, "isatty", None)
+    return console.is_terminal and not console.is_dumb_terminal and isatty is not None and bool(isatty())
+
+
 class ConsoleSink:
     """Prints the step view as the run goes. `quiet=True` prints only the final answer.
 
     When a reply makes several calls (they run concurrently and finish in any order), each call and its
     result carry the call's number in the reply, `→ #2 read_file(...)` / `← #2 read_file(...): ...`.
+
+    On a terminal (not with `quiet`), a live region under the step view shows a spinner and the seconds
+    waited for each reply, then the reply's text as it streams (`console_live`); it is erased when the
+    reply is complete. In a pipe there is none: the output is the step view alone.
     """
 
     def __init__(self, console: Console | None = None, *, quiet: bool = False, width: int = 160) -> None:
@@ -56,6 +69,12 @@ class ConsoleSink:
         self.quiet = quiet
         self.width = width
         self._call_numbers: dict[str, int] = {}  # call id -> its number in a reply with several calls
+        self._live: LiveReply | None = None
+        if not quiet and _on_a_tty(self.console):
+            from toolmode.console_live import LiveReply
+
+            self._live = LiveReply(self.console)
+        self._calls_running = 0
 
     def emit(self, event: Event) -> None:
         """Render one event."""
@@ -64,7 +83,25 @@ class ConsoleSink:
             handler(event.data)
 
     def close(self) -> None:
-        """Nothing to release."""
+        """Erase the live region, if it is on screen."""
+        if self._live is not None:
+            self._live.stop()
+
+    def _wait_for_reply(self, model: str | None = None) -> None:
+        if self._live is not None:
+            self._live.waiting(model)
+
+    def _reply_done(self) -> None:
+        if self._live is not None:
+            self._live.stop()
+
+    def _on_text_delta(self, d: dict[str, Any]) -> None:
+        if self._live is not None:
+            self._live.add(d["text"])
+
+    def _on_reasoning_delta(self, d: dict[str, Any]) -> None:
+        if self._live is not None:
+            self._live.add(d["text"], reasoning=True)
 
     def _print(self, text: str, console: Console | None = None) -> None:
         if not self.quiet or console is not None:
@@ -78,8 +115,10 @@ class ConsoleSink:
         )
         for line in d.get("notes", []):
             self._print(f"[dim]{safe(line)}[/]")
+        self._wait_for_reply(str(d["model"]))
 
     def _on_reply(self, d: dict[str, Any]) -> None:
+        self._reply_done()
         u = d["usage"]
         tokens = (
             f"prompt {u['prompt_tokens']:,} · completion {u['completion_tokens']:,} · cached {u['cached_tokens']:,}"
@@ -97,6 +136,7 @@ class ConsoleSink:
         for call in calls:
             self._print(f"  [green]→ {self._number(call)}{safe(call['name'])}[/]"
                         f"({safe_line(call['arguments'], self.width)})")
+        self._calls_running = len(calls)
 
     def _number(self, call: dict[str, Any]) -> str:
         n = self._call_numbers.get(call.get("id", ""))
@@ -109,14 +149,21 @@ class ConsoleSink:
         if number:  # results of concurrent calls arrive in finishing order: say which call this is
             call += f"({safe_line(d.get('arguments', ''), CALL_ARGS_IN_RESULT)})"
         self._print(f"  [{style}]← {number}{call}[/]: {safe_line(d['result'], self.width)}")
+        self._calls_running -= 1
+        if self._calls_running == 0:  # the results go back to the model
+            self._wait_for_reply()
 
     def _on_retry(self, d: dict[str, Any]) -> None:
         self._print(f"  [yellow]retry {d['attempt']} in {d['wait']:.1f} s: {safe(d['reason'])}[/]")
+        self._wait_for_reply()  # a streamed attempt's text is void
 
     def _on_notice(self, d: dict[str, Any]) -> None:
         self._print(f"  [yellow]{safe(d['message'])}[/]")
+        if self._live is not None and not self._live.active and self._calls_running == 0:
+            self._wait_for_reply()  # a reply that was not the answer (a correction): the model is asked again
 
     def _on_run_end(self, d: dict[str, Any]) -> None:
+        self._reply_done()
         u = d["usage"]
         if d["stopped"] == "answer":
             if not self.quiet:

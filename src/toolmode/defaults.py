@@ -2,3 +2,4 @@
 
 DEFAULT_MAX_STEPS = 10
 DEFAULT_MAX_RESULT_CHARS = 4000
+DEFAULT_IDLE_TIMEOUT = 60.0  # seconds a streamed reply that has started may send nothing before it is retried

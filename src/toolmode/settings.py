@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolmode.defaults import DEFAULT_IDLE_TIMEOUT
+
 
 @dataclass
 class ModelSettings:
@@ -27,6 +29,7 @@ class ModelSettings:
     recover_code_blocks: bool | None = None
     request_timeout: float = 120.0
     deadline: float | None = None  # seconds a request may take, retries included (None: 300, or request_timeout if longer)
+    idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT  # seconds a started stream may send nothing (None: no limit)
 
     def build(self) -> Any:
         """A `ModelClient` with these settings."""
@@ -35,7 +38,7 @@ class ModelSettings:
         return ModelClient(
             self.model, base_url=self.base_url, api_key=self.api_key, api_key_env=self.api_key_env,
             preset=self.preset, stream=self.stream, params=self.params, request_timeout=self.request_timeout,
-            deadline=self.deadline, recover_text_calls=self.recover_text_calls,
+            deadline=self.deadline, idle_timeout=self.idle_timeout, recover_text_calls=self.recover_text_calls,
             recover_code_blocks=self.recover_code_blocks,
         )
 

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from toolmode import hostfiles
 from toolmode.events import BaseEvent, Event, make_event
+from toolmode.textsafe import encodable_json
 
 __all__ = ["Event", "JsonlSink", "MemorySink", "Sink", "Trace", "new_trace_path"]
 
@@ -37,6 +38,9 @@ class Sink(Protocol):
 class JsonlSink:
     """Appends one JSON line per event to a file, flushed per event.
 
+    Every event is written: text that is not valid UTF-8 (lone surrogates) is escaped, `\\xe9`, and an
+    event whose data cannot be made JSON at all is written as its kind and the reason.
+
     The file and its directory are opened without following any link (see `hostfiles`): the default
     `./runs` is inside the default workspace, where sandboxed code could plant one. A refusal raises
     `hostfiles.UnsafeHostPath`.
@@ -50,11 +54,25 @@ class JsonlSink:
         """Write and flush the event (streamed text pieces are left out: the reply event has the text)."""
         if event.kind in DELTA_KINDS:
             return
-        self._file.write(json.dumps(event.to_dict(), ensure_ascii=False, default=str) + "\n")
+        line = _jsonl_line(event)
+        try:
+            self._file.write(line)
+        except UnicodeEncodeError:  # a lone surrogate (an undecodable file name or argv): written escaped
+            self._file.write(encodable_json(line))
 
     def close(self) -> None:
         """Close the file."""
         self._file.close()
+
+
+def _jsonl_line(event: BaseEvent) -> str:
+    """The event as one JSON line; never raises for what the event holds."""
+    try:
+        line = json.dumps(event.to_dict(), ensure_ascii=False, default=str)
+    except (TypeError, ValueError, RecursionError) as exc:  # e.g. a circular structure in a tool's data
+        line = json.dumps({"kind": event.kind, "t": event.t, "unwritable": f"{type(exc).__name__}: {exc}"},
+                          ensure_ascii=False, default=str)
+    return line + "\n"
 
 
 @dataclass

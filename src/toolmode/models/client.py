@@ -11,11 +11,13 @@ import json
 import os
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from toolmode import redact, runctx
+from toolmode.defaults import DEFAULT_IDLE_TIMEOUT
 from toolmode.events import ReasoningDelta, Retry, TextDelta
+from toolmode.models.bounded import BoundedRequest, Exchange, Overdue
 from toolmode.models.encoding import RequestEncoder
 from toolmode.models.presets import Preset, preset_for
 from toolmode.models.recovery import TextCallRecovery
@@ -47,6 +49,7 @@ class _Retryable(Exception):
 
 MAX_UNREACHABLE_ATTEMPTS = 3
 DEFAULT_DEADLINE = 300.0
+SNIPPET_CHARS = 200  # of a malformed reply body, quoted in the error
 _JSON_HEADERS: Any = {"headers": {"Content-Type": "application/json"}}
 
 
@@ -57,9 +60,15 @@ class ModelClient:
     """Talks to one model on one OpenAI-compatible endpoint.
 
     `model.chat(messages, tools) -> Reply`. Retries 429 / 5xx / timeouts / broken replies with exponential
-    backoff (or the server's Retry-After) until `deadline` seconds have passed since the request began;
-    the same HTTP 500 twice in a row is taken as permanent (a server that cannot render this conversation
-    will not learn to). `deadline` defaults to 300 s, or `request_timeout` when that is longer.
+    backoff (or the server's Retry-After) until `deadline` seconds have passed since the request began.
+    With a local preset (llamacpp, vllm, ollama) the same HTTP 500 twice in a row is taken as permanent (a
+    server that cannot render this conversation will not learn to); hosted APIs get every retry.
+    `deadline` defaults to 300 s, or `request_timeout` when that is longer.
+
+    Every attempt, streamed or not, ends within `request_timeout` seconds (keep-alive comments and a reply
+    sent a byte at a time included), the deadline and the run's own deadline, and at once when the run is
+    cancelled; a streamed reply that has started and then sends no event for `idle_timeout` seconds
+    (default 60; None: no limit) is given up and retried.
     Tool calls written as text are read by a `TextCallRecovery` post-processor.
     """
 
@@ -73,6 +82,7 @@ class ModelClient:
         preset: str | None = None,
         request_timeout: float = 120.0,
         deadline: float | None = None,
+        idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
         stream: bool = False,
         recover_text_calls: bool = True,
         recover_code_blocks: bool | None = None,
@@ -85,6 +95,9 @@ class ModelClient:
         self.stream = stream
         self.deadline = max(DEFAULT_DEADLINE, request_timeout) if deadline is None else deadline
         self.request_timeout = request_timeout
+        if idle_timeout is not None and not idle_timeout > 0:
+            raise ValueError(f"idle_timeout must be more than 0 seconds (or None for no limit), got {idle_timeout!r}")
+        self.idle_timeout = idle_timeout
         self._encoder = RequestEncoder()
         self.recover_text_calls = recover_text_calls
         self.recover_code_blocks = self.preset.local if recover_code_blocks is None else recover_code_blocks
@@ -134,7 +147,7 @@ class ModelClient:
                 reply = self._stream(body, remaining) if self.stream else self._once(body, remaining)
                 break
             except _Retryable as exc:
-                if exc.status == 500 and str(exc) == last_500:
+                if exc.status == 500 and str(exc) == last_500 and self.preset.repeated_500_is_final:
                     raise ModelError(
                         f"gave up after {attempt} attempts: the server answered the same error twice ({exc}); "
                         "retrying will not help"
@@ -152,7 +165,7 @@ class ModelClient:
                 if elapsed + wait >= deadline:
                     raise ModelError(
                         f"gave up after {attempt} attempt(s) in {elapsed:.1f} s "
-                        f"(deadline {deadline:g} s): {exc}"
+                        f"(deadline {deadline:.4g} s): {exc}"
                     ) from None
                 if self.on_retry:
                     self.on_retry(attempt, wait, str(exc))
@@ -175,20 +188,25 @@ class ModelClient:
     def _once(self, body: dict[str, Any], remaining: float) -> Reply:
         # The SDK's low-level `post` sends our own JSON as is: the typed `create()` walks every message
         # and tool schema through its TypedDict transformer, which cost ~8 ms a request at 50 tools.
-        head = {k: v for k, v in body.items() if k not in ("messages", "tools")}
-        content = self._encoder.encode(head, body["messages"], body["tools"])
+        content = self._body(body)
+
+        def produce(exchange: Exchange) -> Iterator[tuple[Any, bytes]]:
+            response = self._open(content, remaining, exchange)
+            try:
+                raw = response.read()
+            finally:
+                exchange.release()
+                response.close()
+            yield response, raw
+
+        with _translate_errors(self), self._bounded(produce, remaining, idle=None) as request:
+            ((response, raw),) = list(request)
         try:
-            with _translate_errors(self):
-                data: Any = self._client_for(remaining).post(
-                    "/chat/completions", content=content, cast_to=object, options=_JSON_HEADERS
-                )
-        except ValueError as exc:  # a body that is not JSON
-            raise _Retryable(f"malformed reply from the server: {exc}") from None
-        try:
+            data: Any = json.loads(raw)
             choice = data["choices"][0]
             message = choice["message"]
-        except (KeyError, IndexError, TypeError):
-            raise _Retryable(f"malformed reply from the server: {str(data)[:200]!r}") from None
+        except (ValueError, KeyError, IndexError, TypeError):
+            raise _Retryable(f"malformed reply from the server: {_describe_body(response, raw)}") from None
         calls = [
             ToolCall(
                 id=c.get("id") or f"call_{i}",
@@ -212,23 +230,43 @@ class ModelClient:
         calls: dict[int, dict[str, Any]] = {}
         usage_data: dict[str, Any] | None = None
         finish: str | None = None
+        done = False
+        events = 0
         run = runctx.current()
-        with _translate_errors(self):
-            request = {k: v for k, v in body.items() if k != "tools" or v}
-            stream = self._client_for(remaining).chat.completions.create(
-                **request, stream=True, stream_options={"include_usage": True}
-            )
-            with stream:  # closed (connection released) also when a cancellation stops the run mid-stream
-                for chunk in stream:
-                    data = chunk.model_dump()
-                    if data.get("usage"):
-                        usage_data = data["usage"]
-                    for choice in data.get("choices") or []:
-                        finish = self._delta(choice, content, reasoning, calls, run) or finish
-                    if run is not None:
-                        run.limits.check_time()
+        request_body = self._body({**body, "stream": True, "stream_options": {"include_usage": True}})
+
+        def produce(exchange: Exchange) -> Iterator[str | tuple[Any, bytes]]:
+            response = self._open(request_body, remaining, exchange)
+            try:
+                if not _is_event_stream(response):
+                    yield response, _head_of_body(response)
+                    return
+                yield from _sse_data(response.iter_lines())
+            finally:
+                exchange.release()
+                response.close()
+
+        with _translate_errors(self, streamed=True), self._bounded(produce, remaining, self.idle_timeout) as request:
+            for item in request:
+                if isinstance(item, tuple):
+                    raise _Retryable("malformed reply from the server: expected an event stream, got "
+                                     f"{_describe_body(*item)}")
+                if done:
+                    continue  # read on to the end of the body, so the connection can be used again
+                if item == "[DONE]":
+                    done = True
+                    continue
+                events += 1
+                data = _event_json(item)
+                if data.get("error"):
+                    raise _Retryable(f"the server sent an error in the stream: {_error_text(data['error'])}")
+                if data.get("usage"):
+                    usage_data = data["usage"]
+                for choice in data.get("choices") or []:
+                    finish = self._delta(choice, content, reasoning, calls, run) or finish
         if finish is None:
-            raise _Retryable("the stream ended before the reply was complete")
+            raise _Retryable(f"the stream ended before the reply was complete ({events} event"
+                             f"{'' if events == 1 else 's'} read)")
         return Reply(
             content="".join(content) or None,
             tool_calls=[
@@ -240,6 +278,27 @@ class ModelClient:
             finish_reason=finish,
             reported_cost=(usage_data or {}).get("cost"),
         )
+
+    def _body(self, body: dict[str, Any]) -> bytes:
+        """The request body as UTF-8 JSON (encoded by parts, see `RequestEncoder`)."""
+        head = {k: v for k, v in body.items() if k not in ("messages", "tools")}
+        return self._encoder.encode(head, body["messages"], body["tools"])
+
+    def _open(self, content: bytes, remaining: float, exchange: Exchange) -> Any:
+        """POST the body; the response once its headers are in, its body unread (status errors raised)."""
+        import httpx2
+
+        response = self._client_for(remaining).post(
+            "/chat/completions", content=content, cast_to=httpx2.Response, options=_JSON_HEADERS, stream=True
+        )
+        exchange.attach(response)
+        return response
+
+    def _bounded(self, produce: Any, remaining: float, idle: float | None) -> BoundedRequest[Any]:
+        """A request bounded by the request timeout, the deadline, `idle` and the current run's limits."""
+        run = runctx.current()
+        return BoundedRequest(produce, total=min(self.request_timeout, max(remaining, 0.0)), idle=idle,
+                              check=run.limits.check_time if run is not None else None)
 
     @staticmethod
     def _delta(choice: dict[str, Any], content: list[str], reasoning: list[str], calls: dict[int, dict[str, Any]],
@@ -269,8 +328,9 @@ class ModelClient:
 class _translate_errors:
     """Map SDK exceptions to a retry or a one-line ModelError quoting the server's message."""
 
-    def __init__(self, client: ModelClient) -> None:
+    def __init__(self, client: ModelClient, *, streamed: bool = False) -> None:
         self.client = client
+        self.streamed = streamed
 
     def __enter__(self) -> None:
         return None
@@ -299,7 +359,23 @@ class _translate_errors:
             raise _Retryable(f"connection failed: {detail}", unreachable=unreachable) from None
         if isinstance(exc, openai.APIError):
             raise _Retryable(f"{type(exc).__name__}: {exc}") from None
+        if isinstance(exc, Overdue):
+            raise _Retryable(self._overdue(exc)) from None
+        import httpx2
+
+        if isinstance(exc, httpx2.TimeoutException):  # reading the body (the SDK maps only the request's own)
+            raise _Retryable("request timed out") from None
+        if isinstance(exc, httpx2.RequestError):
+            detail = str(exc).strip() or type(exc).__name__
+            raise _Retryable(f"the {'stream' if self.streamed else 'reply'} was cut: {detail}") from None
         return False
+
+    def _overdue(self, exc: Overdue) -> str:
+        if exc.why == "idle":
+            return f"the stream went quiet: no event for {exc.seconds:g} s (idle_timeout)"
+        if exc.seconds < self.client.request_timeout:
+            return f"the request was stopped at the deadline, after {exc.seconds:.1f} s"
+        return f"request timed out after {exc.seconds:g} s (request_timeout)"
 
 
 def _arguments_text(arguments: Any) -> str:
@@ -307,6 +383,67 @@ def _arguments_text(arguments: Any) -> str:
     if arguments is None or arguments == "":
         return "{}"
     return arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+
+
+def _is_event_stream(response: Any) -> bool:
+    return str(response.headers.get("content-type", "")).partition(";")[0].strip().lower() == "text/event-stream"
+
+
+def _head_of_body(response: Any, limit: int = 4096) -> bytes:
+    """The first bytes of a body that should have been an event stream (enough to quote)."""
+    head = b""
+    for chunk in response.iter_bytes():
+        head += chunk
+        if len(head) >= limit:
+            break
+    return head
+
+
+def _sse_data(lines: Iterable[str]) -> Iterator[str]:
+    """The data of each server-sent event; comments (keep-alive pings) and other fields are skipped."""
+    data: list[str] = []
+    for line in lines:
+        if not line:
+            if data:
+                yield "\n".join(data)
+                data = []
+        elif line.startswith("data:"):
+            data.append(line[5:].removeprefix(" "))
+    if data:
+        yield "\n".join(data)
+
+
+def _event_json(text: str) -> dict[str, Any]:
+    """One streamed event's JSON object; a retry when it is not one, quoting what came."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        raise _Retryable(f"malformed event in the stream: {_snippet(text)}")
+    return data
+
+
+def _error_text(error: Any) -> str:
+    if isinstance(error, dict) and error.get("message"):
+        return _snippet(str(error["message"]))
+    return _snippet(json.dumps(error, ensure_ascii=False) if not isinstance(error, str) else error)
+
+
+def _describe_body(response: Any, raw: bytes) -> str:
+    """`HTTP 200, text/html, 29 bytes: '<html>...'`: what came back instead of a chat completion."""
+    kind = str(response.headers.get("content-type", "")).strip() or "no content type"
+    text = raw.decode("utf-8", errors="replace")
+    return f"HTTP {response.status_code}, {kind}, {len(raw):,} bytes: {_snippet(text)}"
+
+
+def _snippet(text: str) -> str:
+    """The start of a server's text, on one line, escaped and quoted."""
+    from toolmode.textsafe import escape_control
+
+    text = " ".join(text.split())
+    cut = text[:SNIPPET_CHARS] + ("…" if len(text) > SNIPPET_CHARS else "")
+    return f"'{escape_control(cut)}'" if cut else "(empty)"
 
 
 def _server_message(exc: openai.APIStatusError) -> str:

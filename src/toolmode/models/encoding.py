@@ -12,6 +12,8 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+from toolmode.textsafe import encodable_json
+
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
@@ -31,7 +33,10 @@ class RequestEncoder:
 
     def encode(self, head: dict[str, Any], messages: Sequence[dict[str, Any]],
                tools: Sequence[dict[str, Any]]) -> bytes:
-        """The body `{**head, "messages": messages, "tools": tools}` as UTF-8 JSON (no "tools" key when empty)."""
+        """The body `{**head, "messages": messages, "tools": tools}` as UTF-8 JSON (no "tools" key when empty).
+
+        Text that cannot be UTF-8 (a lone surrogate: an undecodable file name or argv) is sent escaped, `\\xe9`.
+        """
         with self._lock:
             cache = self._messages
             same = 0
@@ -46,4 +51,8 @@ class RequestEncoder:
                     self._tools = (tools, _dumps(list(tools)))
                 parts += [',"tools":', self._tools[1]]
             parts.append("}")
-        return "".join(parts).encode("utf-8")
+        body = "".join(parts)
+        try:
+            return body.encode("utf-8")
+        except UnicodeEncodeError:
+            return encodable_json(body).encode("utf-8")

@@ -14,15 +14,22 @@ class Preset:
     model: str
     api_key_env: str | None  # None: the server needs no key (local servers)
     local: bool = False  # local servers: small models, so text-written calls and code are recovered by default
+    # The same HTTP 500 twice in a row ends the request: llama.cpp, vLLM and Ollama answer 500 when they cannot
+    # render a conversation (a chat template that rejects it), and that does not change on a retry. Hosted
+    # APIs answer 500 for passing trouble, so there a 500 is retried like a 502 or 503.
+    repeated_500_is_final: bool = False
 
 
 PRESETS: dict[str, Preset] = {
     "deepseek": Preset("deepseek", "https://api.deepseek.com", "deepseek-v4-flash", "DEEPSEEK_API_KEY"),
     "openai": Preset("openai", "https://api.openai.com/v1", "gpt-4o-mini", "OPENAI_API_KEY"),
     "openrouter": Preset("openrouter", "https://openrouter.ai/api/v1", "deepseek/deepseek-v4-flash", "OPENROUTER_API_KEY"),
-    "ollama": Preset("ollama", "http://127.0.0.1:11434/v1", "qwen2.5-coder:7b", None, local=True),
-    "vllm": Preset("vllm", "http://127.0.0.1:8000/v1", "Qwen/Qwen2.5-Coder-7B-Instruct", None, local=True),
-    "llamacpp": Preset("llamacpp", "http://127.0.0.1:8080/v1", "default", None, local=True),
+    "ollama": Preset("ollama", "http://127.0.0.1:11434/v1", "qwen2.5-coder:7b", None, local=True,
+                     repeated_500_is_final=True),
+    "vllm": Preset("vllm", "http://127.0.0.1:8000/v1", "Qwen/Qwen2.5-Coder-7B-Instruct", None, local=True,
+                   repeated_500_is_final=True),
+    "llamacpp": Preset("llamacpp", "http://127.0.0.1:8080/v1", "default", None, local=True,
+                       repeated_500_is_final=True),
 }
 DEFAULT_PRESET = "deepseek"
 

@@ -15,7 +15,9 @@ from toolmode.testing.server import ScriptedModelServer
 
 def build_parser(prog: str = "python -m toolmode.testing") -> argparse.ArgumentParser:
     """The argument parser of the scripted server command."""
-    parser = argparse.ArgumentParser(
+    from toolmode.cli import OneLineParser
+
+    parser = OneLineParser(
         prog=prog,
         description="Serve an OpenAI-compatible chat completions endpoint on 127.0.0.1 that replays a script.",
     )

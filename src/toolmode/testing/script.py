@@ -16,15 +16,18 @@ from typing import Any
 Item = dict[str, Any]
 ScriptFn = Callable[[dict[str, Any], int], "Item | str | None"]
 
-FAULT_KINDS = ("429", "500", "slow", "cut_stream", "bad_body", "status")
+FAULT_KINDS = ("429", "500", "slow", "cut_stream", "bad_body", "status", "keepalive", "trickle", "stall")
 _REPLY_KEYS = {"content", "tool_calls", "reasoning_content", "finish_reason", "usage"}
 _FAULT_KEYS = {
     "429": {"retry_after", "message"},
     "500": {"message"},
     "slow": {"delay", "then"},
     "cut_stream": {"then"},
-    "bad_body": {"body"},
+    "bad_body": {"body", "content_type"},
     "status": {"status", "message", "type", "code"},
+    "keepalive": {"interval"},
+    "trickle": {"interval", "then"},
+    "stall": {"interval", "then"},
 }
 
 
@@ -60,7 +63,11 @@ def calls(*pairs: tuple[str, dict[str, Any] | str]) -> Item:
 
 def fault(kind: str, /, **params: Any) -> Item:
     """A fault item: `"429"` (retry_after), `"500"`, `"slow"` (delay, then), `"cut_stream"` (then),
-    `"bad_body"` (body) or `"status"` (status, message, type, code).
+    `"bad_body"` (body, content_type), `"status"` (status, message, type, code), or one of the faults
+    that hold a connection open: `"keepalive"` (a 200 that never ends: an SSE `: ping` comment, or a space
+    of a JSON body, every `interval` seconds), `"trickle"` (the `then` reply one byte every `interval`
+    seconds) and `"stall"` (the first half of the `then` reply, then nothing, or a `: ping` comment every
+    `interval` seconds when it is set, until the client leaves).
 
     Each fault consumes one script item; a retrying client gets the next item on its retry.
     """
@@ -109,9 +116,12 @@ class FaultSpec:
     type: str | None = None
     code: str | None = None
     body: str = "this is not JSON {"
+    content_type: str = "application/json"
+    interval: float = 0.0  # keepalive / trickle: seconds between pieces; stall: between pings (0: silent)
 
 
 Spec = ReplySpec | FaultSpec
+_DEFAULT_INTERVAL = {"keepalive": 0.2, "trickle": 0.01}
 
 
 def parse_item(item: Any) -> Spec:
@@ -187,11 +197,15 @@ def _parse_fault(item: dict[str, Any]) -> FaultSpec:
             type=item.get("type"),
             code=item.get("code"),
             body=str(item.get("body", FaultSpec.body)),
+            content_type=str(item.get("content_type", FaultSpec.content_type)),
+            interval=float(item.get("interval", _DEFAULT_INTERVAL.get(kind, 0.0))),
         )
     except (TypeError, ValueError) as exc:
         raise ScriptError(f"bad parameter in fault item {item!r}: {exc}") from exc
-    if spec.retry_after < 0 or spec.delay < 0 or not 100 <= spec.status <= 599:
+    if spec.retry_after < 0 or spec.delay < 0 or spec.interval < 0 or not 100 <= spec.status <= 599:
         raise ScriptError(f"out-of-range parameter in fault item {item!r}")
+    if kind == "keepalive" and spec.interval <= 0:
+        raise ScriptError(f"fault 'keepalive' needs an interval above 0 seconds: {item!r}")
     return spec
 
 

@@ -10,7 +10,9 @@ import contextlib
 import dataclasses
 import json
 import logging
+import select
 import socket
+import sys
 import threading
 import time
 from collections.abc import Sequence
@@ -25,6 +27,8 @@ log = logging.getLogger("toolmode.testing")
 
 _SLOW_DEFAULT = ReplySpec(content="(slow scripted reply)")
 _CUT_DEFAULT = ReplySpec(content="This reply is cut short by the scripted server before it ends.")
+_HELD_DEFAULT = ReplySpec(content="This reply comes slowly, or stops half-way and holds the line.")
+_PING = b": ping\n\n"
 
 
 class ScriptedModelServer:
@@ -174,6 +178,8 @@ class ScriptedModelServer:
                 self._answer(handler, body, spec.then or _SLOW_DEFAULT, number)
             elif spec.kind == "cut_stream":
                 self._answer(handler, body, spec.then or _CUT_DEFAULT, number, cut=True)
+            elif spec.kind in ("keepalive", "trickle", "stall"):
+                slept = self._hold(handler, body, spec, number)
             else:
                 self._fault(handler, spec)
         finally:
@@ -201,6 +207,69 @@ class ScriptedModelServer:
             reply = wire.completion(spec, id=reply_id, model=model, created=created, usage=usage)
             handler.send_json(200, reply, cut=cut)
 
+    def _payload(self, body: dict[str, Any], spec: ReplySpec, number: int) -> list[bytes]:
+        """What `_answer` would send as the body: SSE events ([DONE] included) or one JSON document."""
+        spec = self._with_call_ids(spec)
+        usage = {**self._meter.usage(body, spec), **(spec.usage or {})}
+        reply_id, created, model = f"chatcmpl-scripted-{number}", int(time.time()), str(body.get("model") or self.model)
+        if body.get("stream") is True:
+            options = body.get("stream_options") or {}
+            include_usage = isinstance(options, dict) and bool(options.get("include_usage"))
+            chunks = wire.stream_chunks(spec, id=reply_id, model=model, created=created,
+                                        usage=usage if include_usage else None)
+            return [*(_sse_event(c) for c in chunks), b"data: [DONE]\n\n"]
+        return [json.dumps(wire.completion(spec, id=reply_id, model=model, created=created, usage=usage),
+                           ensure_ascii=False).encode()]
+
+    def _hold(self, handler: _Handler, body: dict[str, Any], spec: FaultSpec, number: int) -> float:
+        """The faults that keep a connection open: keepalive, trickle, stall. Returns the seconds waited."""
+        began = time.perf_counter()
+        streamed = body.get("stream") is True
+        if spec.kind == "keepalive":  # a 200 whose body never ends
+            handler.open_chunked("text/event-stream" if streamed else "application/json")
+            while not self._pause(handler, spec.interval):
+                handler.send_chunk(_PING if streamed else b" ")
+            return time.perf_counter() - began
+        payload = self._payload(body, spec.then or _HELD_DEFAULT, number)
+        if spec.kind == "trickle":
+            data = b"".join(payload)
+            if streamed:
+                handler.open_chunked("text/event-stream")
+            else:
+                handler.open_body(len(data))
+            for i in range(len(data)):
+                if self._pause(handler, spec.interval):
+                    return time.perf_counter() - began
+                if streamed:
+                    handler.send_chunk(data[i:i + 1])
+                else:
+                    handler.wfile.write(data[i:i + 1])
+            if streamed:
+                handler.end_chunks()
+            return time.perf_counter() - began
+        # stall: half the reply, then hold the line (pinging if asked) until the client leaves
+        if streamed:
+            handler.open_chunked("text/event-stream")
+            for event in payload[: max(1, (len(payload) - 1) // 2)]:
+                handler.send_chunk(event)
+        else:
+            handler.open_body(len(payload[0]))
+            handler.wfile.write(payload[0][: len(payload[0]) // 2])
+        while not self._pause(handler, spec.interval or 0.05):
+            if spec.interval and streamed:
+                handler.send_chunk(_PING)
+        return time.perf_counter() - began
+
+    def _pause(self, handler: _Handler, seconds: float) -> bool:
+        """Wait `seconds`; True when the server is stopping or the client has closed the connection."""
+        if self._stopping.wait(seconds):
+            handler.close_connection = True
+            return True
+        if handler.client_left():
+            handler.close_connection = True
+            return True
+        return False
+
     def _with_call_ids(self, spec: ReplySpec) -> ReplySpec:
         if all(c.id for c in spec.tool_calls):
             return spec
@@ -224,7 +293,7 @@ class ScriptedModelServer:
             )
             handler.send_json(500, wire.error_body(500, message))
         elif spec.kind == "bad_body":
-            handler.send_bytes(200, spec.body.encode(), "application/json")
+            handler.send_bytes(200, spec.body.encode(), spec.content_type)
         else:  # "status"
             message = spec.message or f"scripted fault: HTTP {spec.status}"
             handler.send_json(spec.status, wire.error_body(spec.status, message, spec.type, spec.code))
@@ -238,6 +307,12 @@ class _HTTPServer(ThreadingHTTPServer):
         self._connections: set[socket.socket] = set()
         self._connections_lock = threading.Lock()
         super().__init__(address, _Handler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that cut its connection (a timed-out or cancelled request) is no server error."""
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
 
     def track(self, conn: socket.socket, *, alive: bool) -> None:
         with self._connections_lock:
@@ -355,6 +430,38 @@ class _Handler(BaseHTTPRequestHandler):
         if cut:
             self.close_connection = True
 
+    def open_body(self, length: int, content_type: str = "application/json") -> None:
+        """Send a 200's headers promising `length` bytes of body (written by the caller)."""
+        self.send_response(200)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(length))
+        self.end_headers()
+
+    def open_chunked(self, content_type: str) -> None:
+        """Send a 200's headers for a chunked body (SSE, or a JSON body of unknown length)."""
+        self.send_response(200)
+        self.send_header("Content-Type", content_type + ("; charset=utf-8" if "event-stream" in content_type else ""))
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+
+    def send_chunk(self, data: bytes) -> None:
+        """Write one chunk of a chunked body, at once."""
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+        self.wfile.flush()
+
+    def end_chunks(self) -> None:
+        """Write the last (empty) chunk."""
+        self.wfile.write(b"0\r\n\r\n")
+
+    def client_left(self) -> bool:
+        """Whether the client has closed its side of the connection (readable with nothing to read)."""
+        try:
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            return bool(readable) and self.connection.recv(1, socket.MSG_PEEK) == b""
+        except OSError:
+            return True
+
     def send_sse(self, chunks: list[dict[str, Any]], *, cut: bool = False) -> None:
         """Stream `chunks` as server-sent events over chunked transfer encoding, ending with `[DONE]`.
 
@@ -365,7 +472,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
-        events = [f"data: {json.dumps(c, ensure_ascii=False)}\n\n".encode() for c in chunks]
+        events = [_sse_event(c) for c in chunks]
         if cut:
             events = events[: max(1, len(events) // 2)]
         else:
@@ -376,3 +483,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
         else:
             self.wfile.write(b"0\r\n\r\n")
+
+
+def _sse_event(chunk: dict[str, Any]) -> bytes:
+    return f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n".encode()

@@ -18,6 +18,7 @@ import functools
 import inspect
 import json
 import operator
+import re
 import sys
 import types
 import typing
@@ -34,6 +35,14 @@ if TYPE_CHECKING:
 
 class ToolArgumentError(ValueError):
     """The arguments given to a tool do not match its schema."""
+
+
+class ToolDefinitionError(TypeError):
+    """A function cannot be offered as a tool as it is written; the message (one line) names the tool and
+    the parameter, and says what to change."""
+
+
+TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")  # what OpenAI-compatible APIs accept as a function name
 
 
 @dataclass
@@ -69,28 +78,35 @@ class Tool:
         description: str | None = None,
         deferred: bool = False,
     ) -> Tool:
-        """Build a tool from a plain (sync or async) function with type hints and a docstring."""
+        """Build a tool from a plain (sync or async) function with type hints and a docstring.
+
+        Raises `ToolDefinitionError` (one line naming the tool and the parameter) for what the model could
+        not call: a name the API refuses (a lambda's `<lambda>`, spaces), `*args` / `**kwargs`, a type hint
+        that cannot be resolved, or a type that cannot be described as JSON.
+        """
+        tool_name = _tool_name(fn, name)
         doc = docstring_parser.parse(inspect.getdoc(fn) or "")
         param_docs = {p.arg_name: (p.description or "").strip() for p in doc.params}
-        hints = get_type_hints(fn, include_extras=True)
+        hints = _type_hints(fn, tool_name)
         params: list[_Param] = []
         for pname, param in inspect.signature(fn).parameters.items():
             if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-                continue
+                star, kind = ("*", "list") if param.kind is param.VAR_POSITIONAL else ("**", "dict")
+                raise ToolDefinitionError(
+                    f"tool {tool_name}: parameter {star}{pname} cannot be filled by a model, which sends one JSON "
+                    f"object of named arguments; take a {kind} parameter instead ({pname}: {kind}[...])")
             if pname.startswith("_"):
                 # `_name=default` is the idiom for a parameter the model must not see or set.
                 if param.default is inspect.Parameter.empty:
-                    raise TypeError(f"{fn.__name__}: parameter {pname!r} starts with '_' but has no default")
+                    raise ToolDefinitionError(f"tool {tool_name}: parameter {pname!r} starts with '_' (hidden from "
+                                              "the model) but has no default to use instead")
                 continue
             default = ... if param.default is inspect.Parameter.empty else param.default
             params.append(_Param(pname, hints.get(pname, Any), default, param_docs.get(pname) or None))
         model = None
         schema = _plain_arguments_schema(params)
         if schema is None:
-            model = _arguments_model(fn.__name__, params)
-            schema = _clean_schema(model.model_json_schema())
-            schema.setdefault("properties", {})
-            schema["type"] = "object"
+            model, schema = _pydantic_arguments(tool_name, params)
         text = description if description is not None else _description_from_doc(doc)
         return_hint = hints.get("return", inspect.Signature.empty)
         returns = None if return_hint is inspect.Signature.empty else _annotation_text(return_hint)
@@ -105,7 +121,7 @@ class Tool:
                 except (pydantic.PydanticSchemaGenerationError, pydantic.PydanticUserError, TypeError):
                     return_schema = None
         return cls(
-            name=name or fn.__name__,
+            name=tool_name,
             description=text,
             parameters=schema,
             fn=fn,
@@ -153,7 +169,7 @@ class Tool:
         if not isinstance(arguments, Mapping):
             raise ToolArgumentError(f"arguments for {self.name} must be a JSON object, got {type(arguments).__name__}")
         if self._validator is None and self._pending_params is not None:
-            self._validator = _arguments_model(self.fn.__name__, list(self._pending_params))
+            self._validator = _arguments_model(self.name, list(self._pending_params))
         if self._validator is None:
             missing = [p for p in self.parameters.get("required", []) if p not in arguments]
             if missing:
@@ -244,6 +260,64 @@ class _Param(NamedTuple):
     annotation: Any
     default: Any  # `...` when the parameter is required
     description: str | None
+
+
+def _tool_name(fn: Callable[..., Any], name: str | None) -> str:
+    """The name the model will call: `name`, else the function's; refused unless the API accepts it."""
+    given = name if name is not None else getattr(fn, "__name__", None)
+    if given is None or given == "<lambda>":
+        what = "a lambda" if given == "<lambda>" else f"{type(fn).__name__} object {fn!r}"
+        raise ToolDefinitionError(f"{what} has no name to show the model as a tool: give one, "
+                                  "Tool.from_function(fn, name=\"...\") or @tool(name=\"...\"), or use a def")
+    if not isinstance(given, str) or not TOOL_NAME.fullmatch(given):
+        raise ToolDefinitionError(f"tool name {given!r} is refused by OpenAI-compatible APIs: use 1 to 64 letters, "
+                                  "digits, '_' or '-' (name=\"...\" sets another)")
+    return given
+
+
+def _type_hints(fn: Callable[..., Any], tool_name: str) -> dict[str, Any]:
+    """The function's resolved type hints; a hint that cannot be resolved is refused, naming its parameter."""
+    try:
+        return get_type_hints(fn, include_extras=True)
+    except Exception as exc:  # noqa: BLE001 - NameError, AttributeError, SyntaxError in a string hint, ...
+        failure = exc
+    namespace = getattr(inspect.unwrap(fn), "__globals__", {})
+    for pname, hint in getattr(fn, "__annotations__", {}).items():
+        probe = types.SimpleNamespace(__annotations__={pname: hint}, __globals__=namespace)
+        try:
+            get_type_hints(probe, include_extras=True)
+        except Exception as exc:  # noqa: BLE001 - as above
+            what = "the return type" if pname == "return" else f"the type of parameter {pname!r}"
+            raise ToolDefinitionError(
+                f"tool {tool_name}: {what}, {hint!r}, cannot be resolved ({type(exc).__name__}: "
+                f"{exc}); define or import it at module level, where the function is defined") from None
+    raise ToolDefinitionError(f"tool {tool_name}: its type hints cannot be resolved ({type(failure).__name__}: "
+                              f"{failure})") from None
+
+
+def _pydantic_arguments(tool_name: str, params: list[_Param]) -> tuple[type[pydantic.BaseModel], dict[str, Any]]:
+    """The validator and JSON schema of arguments that need pydantic; a type it cannot describe is refused,
+    naming its parameter."""
+    import pydantic
+
+    failures = (pydantic.PydanticSchemaGenerationError, pydantic.PydanticUserError, TypeError, ValueError)
+    try:
+        model = _arguments_model(tool_name, params)
+        schema = _clean_schema(model.model_json_schema())
+    except failures as exc:
+        for p in params:
+            try:
+                _arguments_model(tool_name, [p]).model_json_schema()
+            except failures as one:
+                reason = str(one).strip().split(". ")[0].splitlines()[0] if str(one).strip() else type(one).__name__
+                raise ToolDefinitionError(
+                    f"tool {tool_name}: the type of parameter {p.name!r}, {_annotation_text(p.annotation)}, cannot "
+                    f"be sent to a model as JSON ({reason}); use str, int, float, bool, list, dict, Literal, an "
+                    f"Enum, a dataclass, a TypedDict or a pydantic model, or hide it as _{p.name}=default") from None
+        raise ToolDefinitionError(f"tool {tool_name}: its arguments cannot be described as JSON ({exc})") from None
+    schema.setdefault("properties", {})
+    schema["type"] = "object"
+    return model, schema
 
 
 def _arguments_model(fn_name: str, params: list[_Param]) -> type[pydantic.BaseModel]:

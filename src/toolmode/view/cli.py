@@ -23,7 +23,9 @@ def _port(text: str) -> int:
 
 def build_parser(prog: str = "toolmode view") -> argparse.ArgumentParser:
     """The command's options."""
-    p = argparse.ArgumentParser(prog=prog, description="Look at runs and benches in a browser (served on 127.0.0.1).")
+    from toolmode.cli import OneLineParser  # a usage error is one line, as in every toolmode command
+
+    p = OneLineParser(prog=prog, description="Look at runs and benches in a browser (served on 127.0.0.1).")
     p.add_argument("folder", nargs="?", default="runs",
                    help="a folder of traces, a bench folder, or one trace file (default: runs)")
     p.add_argument("--port", type=_port, default=0, help="port on 127.0.0.1 (default: a free one)")
