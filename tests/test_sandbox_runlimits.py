@@ -55,8 +55,11 @@ class Sampler:
     def _loop(self) -> None:
         me = os.getpid()
         marker = Path(self.workspace, self.release_after) if self.release_after else None
+        passes_since_marker = 0
+        previous: dict[int, int] = {}
         while not self._stop.is_set():
-            seen = marker is not None and marker.exists()  # the program holds its peak from now on
+            if marker is not None and marker.exists():  # the program holds its peak from now on
+                passes_since_marker += 1
             stats = {}
             for entry in os.listdir("/proc"):
                 if entry.isdigit():
@@ -69,37 +72,26 @@ class Sampler:
             ours = leaders | {pid for pid, f in stats.items() if int(f[1]) in leaders} if self.namespaces else set()
             members = [pid for pid, f in stats.items() if int(f[3]) in leaders and pid not in ours]
             tasks = sum(int(stats[pid][17]) for pid in members)
-            anon = 0
+            current: dict[int, int] = {}
             for pid in members:
                 try:
                     for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
                         if line.startswith("Pss_Anon:"):
-                            anon += int(line.split()[1]) * 1024
+                            current[pid] = int(line.split()[1]) * 1024
                 except (OSError, ValueError):
                     continue
             self.max_tasks = max(self.max_tasks, tasks)
-            # One process after another: a pass during which one of them died may have counted its memory and
-            # the memory its death let another take. Only a pass in which every one still lives at its end is
-            # a snapshot of what the run held at once.
-            if all(_alive(pid) for pid in members):
-                self.max_anon = max(self.max_anon, anon)
-            if seen:  # this sample saw the peak: let the program end
+            # Processes are read one after another: within one pass, a child killed after it was read and the
+            # child that then took its memory would both count. Each process counts the smaller of its readings
+            # in two passes in a row: a block is held, then freed (never regained), so a process that shows its
+            # block in both passes held it at every moment between them, at the same time as the others that do.
+            self.max_anon = max(self.max_anon, sum(min(v, previous.get(pid, 0)) for pid, v in current.items()))
+            previous = current
+            if passes_since_marker >= 2:  # two passes saw the peak: let the program end
                 Path(self.workspace, "release").touch()
                 marker = None
+                passes_since_marker = 0
             time.sleep(0.003)  # the sampler's own pace (it measures; nothing waits on it by time)
-
-
-def _alive(pid: int) -> bool:
-    """Whether `pid` lives and is not being killed (an OOM victim has its memory taken by the kernel's reaper
-    while SIGKILL is still pending: until it exits, its last reading may show memory another process now has)."""
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return False
-    fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-    sigkill = 1 << 8
-    return (fields.get("State", "").split() or ["X"])[0] not in ("Z", "X") and not any(
-        int(fields.get(key, "0").strip() or "0", 16) & sigkill for key in ("SigPnd", "ShdPnd"))
 
 
 def _cwd(pid: int) -> str | None:
@@ -169,8 +161,8 @@ def test_memory_spread_is_held_to_the_run_total(layer: str, tier: str, tmp_path:
         # the four are killed by the kernel and at most two end well.
         assert "killed when the run's processes together reached its 192 MiB memory limit" in err, out + err
         assert out.count("child status -9") >= 2 and out.count("child status 0") <= 2, out
-        # The sampler's snapshots (passes in which no process died) never saw more than the limit, plus the
-        # slack of Pss against the cgroup's charge (pages charged to a parent, shared copy-on-write).
+        # The sampler never saw the run hold more than the limit, plus the slack of Pss against the cgroup's
+        # charge (the launcher's own pages were charged before it joined).
         assert sampler.max_anon <= (192 + 32) * MiB, sampler.max_anon / MiB
     else:
         # The supervisor samples: all four children hold their 80 MiB together (none is released), and the
