@@ -97,14 +97,16 @@ def test_parse_modes_rejects_bad_specs(bad: str) -> None:
         parse_modes(bad)
 
 
-def test_agent_kwargs_hide_tools_but_keep_hybrid_direct_ones(tmp_path: Path) -> None:
+def test_mode_settings_hide_tools_but_keep_hybrid_direct_ones(tmp_path: Path) -> None:
     task = select(builtin_suite(), ["api_multihop"])[0]
     facts = task.build(tmp_path, 1)
     tools = task.tools(TaskEnv(tmp_path, 1, facts))
-    assert parse_mode("react").agent_kwargs(task, tools) == {"mode": "react", "search": None}
-    hybrid = parse_mode("hybrid+search").agent_kwargs(task, tools)
-    assert hybrid["direct"] == ["find_person"] and hybrid["visible"] == ["find_person"]
-    assert parse_mode("react+proxy").agent_kwargs(task, tools)["visible"] == []
+    react = parse_mode("react").mode_settings(task, tools)
+    assert (react.name, react.visible, react.options) == ("react", None, {})
+    hybrid = parse_mode("hybrid+search").mode_settings(task, tools)
+    assert hybrid.options["direct"] == ["find_person"] and hybrid.visible == ["find_person"]
+    proxy = parse_mode("react+proxy").mode_settings(task, tools)
+    assert proxy.visible == [] and proxy.options == {"search": "proxy"}
 
 
 USER_TASKS = '''

@@ -155,3 +155,65 @@ def test_the_cli_request_timeout_stops_a_stream_of_keepalive_comments(scripted) 
 def test_a_bad_idle_timeout_is_refused(value: float) -> None:
     with pytest.raises(ValueError, match="idle_timeout must be more than 0"):
         ModelClient("m", base_url="http://127.0.0.1:9/v1", idle_timeout=value)
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["json", "sse"])
+def test_the_client_waits_on_the_runs_own_thread_and_a_cancel_still_ends_its_request(scripted, streamed) -> None:
+    """ModelClient bounds every wait by the run (`interruptible`), so the loop calls it on the run's thread
+    (no worker thread per request); `Agent.cancel()` from elsewhere still ends a request held open."""
+    arrived = threading.Event()
+
+    def script(request: dict[str, Any], index: int) -> Any:
+        if index == 0:
+            return fault("500")  # retried: the client publishes a Retry event from where it runs
+        arrived.set()
+        return fault("keepalive", interval=0.05)
+
+    threads: dict[str, int] = {}
+
+    class Where:
+        def emit(self, event: BaseEvent) -> None:
+            threads.setdefault(event.kind, threading.get_ident())
+
+        def close(self) -> None:
+            pass
+
+    server = scripted(script)
+    with Agent(model="m", base_url=server.base_url, stream=streamed, request_timeout=60, sinks=[Where()]) as agent:
+        assert agent.model.interruptible is True
+        threading.Thread(target=lambda: arrived.wait(30) and agent.cancel(), daemon=True).start()
+        result = agent.run("hello")
+    assert result.stopped == "cancelled"
+    assert threads["retry"] == threads["run_start"] == threading.get_ident()
+
+
+@pytest.mark.parametrize("form", ["settings", "flat"])
+def test_idle_timeout_is_a_model_setting_of_the_agent(scripted, form: str) -> None:
+    from toolmode import ModelSettings, Retry, SettingsConflict
+    from toolmode.trace import MemorySink
+
+    server = scripted([HOLDS["stall-sse"][0], reply("second try")])
+    memory = MemorySink()
+    given: dict[str, Any] = (
+        {"model": ModelSettings("m", base_url=server.base_url, stream=True, idle_timeout=0.3)} if form == "settings"
+        else {"model": "m", "base_url": server.base_url, "stream": True, "idle_timeout": 0.3})
+    with Agent(sinks=[memory], **given) as agent:
+        assert agent.run("hello").answer == "second try"
+    assert [e.reason for e in memory.events if isinstance(e, Retry)] == [
+        "the stream went quiet: no event for 0.3 s (idle_timeout)"]
+    with pytest.raises(SettingsConflict, match="idle_timeout"):
+        Agent(model=ModelSettings("m", base_url=server.base_url), idle_timeout=5)
+    with pytest.raises(ValueError, match="idle_timeout must be more than 0"):
+        ModelSettings("m", idle_timeout=0)
+
+
+def test_the_cli_idle_timeout_reaches_the_client(scripted) -> None:
+    server = scripted([HOLDS["stall-sse"][0], reply("second try")])
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "toolmode", "run", "--stream", "--idle-timeout", "0.3", "--mode", "react",
+         "--no-builtin", "--no-trace", "--base-url", server.base_url, "--model", "m", "hi"],
+        capture_output=True, text=True, timeout=60, env=env,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "the stream went quiet: no event for 0.3 s (idle_timeout)" in proc.stdout

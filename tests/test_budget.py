@@ -1,4 +1,4 @@
-"""Budgets and cancellation: max_cost, max_tokens, timeout (between requests, inside long tool calls and
+"""Budgets and cancellation: max_cost, max_total_tokens, timeout (between requests, inside long tool calls and
 sandboxed code), agent.cancel() and cancel tokens from another thread or task; the partial result keeps
 usage and cost, the trace says which limit; bad budgets get one clear line."""
 
@@ -83,11 +83,11 @@ def test_timeout_inside_a_long_tool_call_stops_the_run_with_usage_kept(scripted)
     assert len(server.requests) == 1
 
 
-def test_max_tokens_is_checked_between_requests(scripted) -> None:
+def test_max_total_tokens_is_checked_between_requests(scripted) -> None:
     server = scripted([call("echo", text="x" * 50) for _ in range(5)])
     with make(server) as agent:
-        result = agent.run("go", max_tokens=1)
-    assert (result.stopped, result.limit, result.steps) == ("budget", "max_tokens", 1)
+        result = agent.run("go", max_total_tokens=1)
+    assert (result.stopped, result.limit, result.steps) == ("budget", "max_total_tokens", 1)
     assert result.error.startswith("stopped: token budget of 1 spent (")
     assert len(server.requests) == 1
 
@@ -217,7 +217,7 @@ def test_timeout_bounds_sandboxed_code(scripted, workspace: Path) -> None:
 @pytest.mark.parametrize("kwargs, message", [
     ({"max_cost": 0}, "max_cost must be more than 0, got 0 (leave it out for no limit)"),
     ({"timeout": -1}, "timeout must be more than 0, got -1 (leave it out for no limit)"),
-    ({"max_tokens": 0}, "max_tokens must be more than 0, got 0 (leave it out for no limit)"),
+    ({"max_total_tokens": 0}, "max_total_tokens must be more than 0, got 0 (leave it out for no limit)"),
     ({"max_cost": "1"}, "max_cost must be a positive number, got '1'"),
 ])
 def test_a_budget_of_zero_or_negative_gets_one_clear_line(scripted, kwargs: dict[str, Any], message: str) -> None:
@@ -235,7 +235,7 @@ def test_a_budget_of_zero_or_negative_gets_one_clear_line(scripted, kwargs: dict
     ({"cancel": "stop"}, ValueError, "cancel must be a toolmode.CancelToken, not str"),
     ({"max_steps": "3"}, ValueError, "max_steps must be a whole number, got '3'"),
     ({"max_cost_usd": 1}, TypeError, "unknown run option 'max_cost_usd'; the options are: history, output_type, "
-                                     "max_cost, max_tokens, timeout, max_steps, cancel, trace"),
+                                     "max_cost, max_total_tokens, timeout, max_steps, cancel, trace, deps"),
 ])
 def test_other_bad_run_options_get_one_clear_line(scripted, kwargs: dict[str, Any], error: type, message: str) -> None:
     server = scripted([reply("never")])

@@ -21,6 +21,15 @@ CASES = [
     (["demo", "--bogus"], "toolmode demo: error: unrecognized arguments: --bogus (see toolmode demo --help)"),
     (["scripted-server", "--port", "1"], "toolmode scripted-server: error: the following arguments are required: --script"),
     (["view", "--bogus"], "toolmode view: error: unrecognized arguments: --bogus (see toolmode view --help)"),
+    (["replay"], "toolmode replay: error: the following arguments are required: trace (see toolmode replay --help)"),
+    (["replay", "t.jsonl", "--rn"], "unrecognized argument: --rn (did you mean --run?) (see toolmode replay --help)"),
+    (["replay", "--run", "x", "t.jsonl"], "toolmode replay: error: argument --run: invalid int value: 'x'"),
+    (["prompts"], "toolmode prompts: error: the following arguments are required: action"),
+    (["prompts", "show", "--mdoe", "code"],
+     "unrecognized arguments: --mdoe (did you mean --mode?) code (see toolmode prompts show --help)"),
+    (["prompts", "show", "--mode", "foo"], "toolmode prompts show: error: argument --mode: invalid choice: 'foo'"),
+    (["run", "--idle-timeout", "0", "x"], "argument --idle-timeout: must be more than 0, got 0"),
+    (["chat", "--otle"], "--otle (did you mean --otel?) (see toolmode chat --help)"),
 ]
 
 

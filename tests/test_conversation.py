@@ -66,7 +66,7 @@ def test_chat_reset_starts_a_new_conversation_in_the_same_trace(scripted, tmp_pa
 def test_a_turn_stopped_by_a_budget_stays_a_valid_conversation(scripted) -> None:
     server = scripted([call("echo", text="x"), reply("next turn works")])
     with make(server) as agent, agent.chat() as chat:
-        first = chat.send("go", max_tokens=1)
+        first = chat.send("go", max_total_tokens=1)
         second = chat.send("again")
     assert first.stopped == "budget"
     assert second.answer == "next turn works"
@@ -111,10 +111,13 @@ def test_a_wrong_history_shape_gets_one_clear_line(scripted, history: Any, messa
     assert server.requests == []
 
 
-def test_history_with_a_system_message_is_kept_as_is(scripted) -> None:
-    server = scripted([reply("ok")])
+def test_history_continues_under_this_agents_system_prompt(scripted) -> None:
+    server = scripted([reply("ok"), reply("ok")])
     history = [{"role": "system", "content": "Old rules."}, {"role": "user", "content": "a"},
                {"role": "assistant", "content": "b"}]
-    with make(server, instructions="New rules.") as agent:
+    with make(server, system_prompt="New rules.") as agent:
         agent.run("c", history=history)
-    assert server.requests[0]["messages"][0] == {"role": "system", "content": "Old rules."}
+    with make(server) as agent:  # no system prompt of its own: the old one is not sent either
+        agent.run("c", history=history)
+    assert server.requests[0]["messages"][:2] == [{"role": "system", "content": "New rules."}, history[1]]
+    assert server.requests[1]["messages"][0] == history[1]

@@ -34,10 +34,10 @@ def test_stream_yields_typed_events_in_order_and_the_result_last(scripted) -> No
     with make(server) as agent:
         events = list(agent.stream("go"))
     kinds = [e.kind for e in events]
-    assert kinds[:3] == ["run_start", "tools", "reply"]
-    assert sorted(kinds[3:7]) == ["tool_call", "tool_call", "tool_result", "tool_result"]
-    assert kinds[7:] == ["reply", "run_end"]
-    start, tools, first = events[:3]
+    assert kinds[:5] == ["run_start", "message", "tools", "reply", "message"]
+    assert sorted(kinds[5:9]) == ["tool_call", "tool_call", "tool_result", "tool_result"]
+    assert kinds[9:] == ["message", "message", "reply", "message", "run_end"]
+    start, tools, first = [e for e in events if e.kind != "message"][:3]
     assert isinstance(start, RunStart) and start.task == "go" and start.tools_sent == ["echo"]
     assert isinstance(tools, ToolsSent) and tools.names == ["echo"]
     assert isinstance(first, StepUsage) and [c["name"] for c in first.tool_calls] == ["echo", "echo"]
@@ -57,7 +57,8 @@ def test_trace_file_holds_the_same_events_as_the_stream(scripted, tmp_path: Path
     with make(server, runs_dir=tmp_path / "runs") as agent:
         events = list(agent.stream("go"))
     path = events[-1].result.trace_path
-    lines = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()]
+    header, *lines = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()]
+    assert (header["kind"], header["version"]) == ("trajectory", 2)
     assert [x["kind"] for x in lines] == [e.kind for e in events]
     assert [x["t"] for x in lines] == [round(e.t, 4) for e in events]
 
@@ -150,8 +151,8 @@ def test_astream_yields_the_same_events(scripted) -> None:
             return [e async for e in agent.astream("go")]
 
     events = asyncio.run(main())
-    assert [e.kind for e in events] == ["run_start", "tools", "reply", "tool_call", "tool_result", "reply",
-                                        "run_end"]
+    assert [e.kind for e in events] == ["run_start", "message", "tools", "reply", "message", "tool_call",
+                                        "tool_result", "message", "reply", "message", "run_end"]
     assert events[-1].result.answer == "fine"
 
 

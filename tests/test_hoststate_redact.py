@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 from toolmode import Agent, hostfiles, tool
+from toolmode.events import Notice
 from toolmode.redact import REDACTED, redact, remember
 from toolmode.testing import ScriptedModelServer, call, reply
-from toolmode.trace import Event, JsonlSink
+from toolmode.trace import JsonlSink
 
 # (what is written, the secret part that must not survive, what must stay)
 SHAPES = [
@@ -71,7 +72,7 @@ def test_every_host_writer_redacts(tmp_path: Path) -> None:
     hostfiles.write_text(tmp_path / "a.txt", f"settings {secret}\n")
     hostfiles.append_text(tmp_path / "b.jsonl", json.dumps({"error": f"cannot reach {secret}"}) + "\n")
     sink = JsonlSink(tmp_path / "trace.jsonl")
-    sink.emit(Event("probe", {"base_url": secret}))
+    sink.emit(Notice(f"cannot reach {secret}"))
     sink.close()
     for name in ("a.txt", "b.jsonl", "trace.jsonl"):
         text = (tmp_path / name).read_text()

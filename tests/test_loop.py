@@ -302,8 +302,11 @@ def test_run_agent_with_a_mode_and_a_client(scripted) -> None:
         model.close()
     assert result.answer == "fine"
     kinds = [e.kind for e in sink.events]
-    # the loop itself starts and ends the stream; tools only when they change
-    assert kinds == ["run_start", "tools", "reply", "tool_call", "tool_result", "reply", "run_end"]
+    # the loop itself starts and ends the stream; tools only when they change; each message as it joins
+    assert kinds == ["run_start", "message", "tools", "reply", "message", "tool_call", "tool_result", "message",
+                     "reply", "message", "run_end"]
+    assert [e.data["source"] for e in sink.of("message")] == ["task", "reply", "tool", "reply"]
+    assert [e.data["message"] for e in sink.of("message")] == result.messages
     assert sink.of("tools")[0].data["names"] == ["echo"]
     assert sink.of("run_end")[0].data["stopped"] == "answer"
 

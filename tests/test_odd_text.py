@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from toolmode.events import Notice
+from toolmode.events import Notice, ToolsSent
 from toolmode.testing import call, reply
 from toolmode.trace import JsonlSink, Trace
 
@@ -31,8 +31,11 @@ def toolmode(*args: str | bytes, env: dict[str, str] | None = None) -> subproces
 
 
 def trace_events(runs: Path) -> list[dict[str, Any]]:
+    """The events of the one trace file under `runs` (after its format header line)."""
     (path,) = runs.iterdir()
-    return [json.loads(line) for line in path.read_bytes().decode("utf-8").splitlines()]
+    header, *events = [json.loads(line) for line in path.read_bytes().decode("utf-8").splitlines()]
+    assert header["kind"] == "trajectory"
+    return events
 
 
 @pytest.mark.parametrize("mode", ["react", "hybrid"])
@@ -86,11 +89,12 @@ def test_the_trace_writer_writes_every_event_it_is_given(tmp_path: Path) -> None
     path = tmp_path / "t.jsonl"
     with Trace([JsonlSink(path)]) as trace:
         trace.publish(Notice("bad byte: caf\udce9 and \ud800"))
-        trace.emit("custom", data=loop)
+        trace.publish(ToolsSent(step=1, names=["odd"], schemas=[{"odd": loop}]))  # e.g. from a custom mode
         trace.publish(Notice("after"))
         assert len(trace.sinks) == 1  # the writer was never removed
-    lines = [json.loads(line) for line in path.read_bytes().decode("utf-8").splitlines()]
-    assert [e["kind"] for e in lines] == ["notice", "custom", "notice"]
+    header, *lines = [json.loads(line) for line in path.read_bytes().decode("utf-8").splitlines()]
+    assert header["kind"] == "trajectory"
+    assert [e["kind"] for e in lines] == ["notice", "tools", "notice"]
     assert lines[0]["message"] == "bad byte: caf\\xe9 and \\ud800"
     assert lines[1]["unwritable"].startswith("ValueError: Circular reference")
     assert lines[2]["message"] == "after"

@@ -420,3 +420,38 @@ def test_telemetry_false_or_an_agent_without_it_makes_no_spans(scripted, otel) -
 def test_a_bad_telemetry_value_is_refused_at_once() -> None:
     with pytest.raises(ValueError, match="telemetry must be"):
         Agent(model="m", base_url="http://127.0.0.1:9/v1", telemetry="yes")
+
+
+def test_telemetry_is_an_output_setting_and_the_flat_keyword_conflicts_with_the_group(scripted, otel) -> None:
+    from toolmode import OutputSettings, SettingsConflict
+
+    server = scripted([reply("a")])
+    with make(server, output=OutputSettings(telemetry=otel.settings())) as agent:
+        assert agent.run("go").answer == "a"
+    assert [s.name for s in otel.named("invoke_agent")] == ["invoke_agent"]
+    with pytest.raises(SettingsConflict, match="telemetry"):
+        make(server, output=OutputSettings(), telemetry=True)
+    with pytest.raises(ValueError, match="telemetry must be"):
+        OutputSettings(telemetry="yes")
+
+
+def test_the_conversation_as_sent_reaches_the_sinks_but_the_trace_file_only_once(scripted, otel, tmp_path) -> None:
+    from toolmode.trace import read
+
+    server = scripted([call("echo", text="hi"), call("echo", text="again"), reply("done")])
+    memory = MemorySink()
+    with make(server, sinks=[memory], runs_dir=tmp_path, telemetry=otel.settings(capture_content=True)) as agent:
+        result = agent.run("go")
+    replies = [e for e in memory.events if isinstance(e, StepUsage)]
+    assert [e.messages for e in replies] == [r["messages"] for r in server.requests]  # exactly as each request sent it
+    for e in replies:
+        assert e.sent_at is not None and e.sent_at <= e.t - e.seconds  # sent before the client began timing it
+    (path,) = tmp_path.iterdir()
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    written = [line for line in lines if line["kind"] == "reply"]
+    assert [line["sent_at"] for line in written] == [e.sent_at for e in replies]  # written: a float's repr
+    assert all("messages" not in line for line in written)  # the trace has them once, as `message` events
+    assert len([line for line in lines if line["kind"] == "message"]) == len(result.messages)
+    assert [r.messages for r in read(path).runs[0].requests] == [r["messages"] for r in server.requests]
+    chats = otel.named("chat ")
+    assert [json.loads(s.attributes["gen_ai.input.messages"])[-1]["role"] for s in chats] == ["user", "tool", "tool"]

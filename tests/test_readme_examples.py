@@ -64,3 +64,31 @@ def test_files_the_readmes_name_exist_in_the_checkout() -> None:
         assert "examples/logs/web.txt" in named and "examples/logs" in named, readme
         assert [p for p in sorted(named) if not (ROOT / p).exists()] == [], readme
         assert "log1.txt" not in text.split("## Building applications")[0].split("## 构建应用")[0], readme
+
+
+def _extending_example(readme: str, heading: str) -> str:
+    text = (ROOT / readme).read_text(encoding="utf-8")
+    start = re.search(rf"^## {heading}\n", text, re.MULTILINE)
+    assert start is not None, f"{readme} has no {heading!r} section"
+    return re.findall(r"```python\n(.*?)```", text[start.end():], re.DOTALL)[0]
+
+
+def test_the_extending_example_defines_a_mode_that_runs(scripted) -> None:
+    code = _extending_example("README.md", "Extending toolmode")
+    assert code == _extending_example("README.zh-CN.md", "扩展 toolmode").replace(
+        "# Agent(tools, \"shout\", exclaim=True)；导入该模块后即可 toolmode run --mode shout \"...\"",
+        "# Agent(tools, \"shout\", exclaim=True); toolmode run --mode shout \"...\" once the module is imported")
+    exec(compile(code, "<README extending example>", "exec"), {"__name__": "__main__"})
+    from toolmode import Agent, tool
+    from toolmode.testing import call, reply
+
+    @tool
+    def whisper(text: str) -> str:
+        """Return the text."""
+        return text
+
+    server = scripted([call("whisper", text="quiet"), reply("done")])
+    with Agent([whisper], "shout", exclaim=True, model="m", base_url=server.base_url) as agent:
+        assert agent.run("go").answer == "done"
+    assert server.requests[0]["messages"][0]["content"] == "Tool results come back in capitals."
+    assert server.requests[1]["messages"][-1]["content"] == "QUIET!"

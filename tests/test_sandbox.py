@@ -452,7 +452,7 @@ def test_fail_closed_message_names_both_ways_out(tmp_path: Path, monkeypatch: py
 def test_a_pure_python_host_tool_still_running_when_the_run_ends_is_stopped(tmp_path: Path) -> None:
     # A host function that never returns (and catches Exception) would burn host CPU forever on an
     # abandoned thread; it is interrupted, the result says so, and its thread ends.
-    from toolmode.tools import callscope
+    from toolmode import callscope
 
     spin = StubSpec("spin", [], "spin() -> None", "")
     counted: list[int] = []

@@ -51,11 +51,12 @@ from host_health import (
     same_host_state,
 )
 from sandbox_tiers import expectations
+from toolmode import callscope
 from toolmode.bench.results import ResultsFile, read_results, read_settings, write_settings
+from toolmode.events import Notice
 from toolmode.sandbox import Sandbox, SandboxLimits, StubSpec, landlock, runlimits, shell
 from toolmode.sandbox.spawn import interpreter
-from toolmode.tools import callscope
-from toolmode.trace import Event, open_trace_file
+from toolmode.trace import open_trace_file
 
 CORPUS = sorted((Path(__file__).parent / "adversarial").glob("*.py"))
 SECRET = "sk-test-SECRET-3f9a7c1e"
@@ -137,7 +138,7 @@ def _host_outputs_after(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ws)
     sink, _ = open_trace_file("runs", "adversarial")
     if sink is not None:
-        sink.emit(Event("probe", {"from": "host"}))
+        sink.emit(Notice("probe from the host"))
         sink.close()
     bench = Path("runs") / "bench-adversarial"
     for step in (lambda: write_settings(bench, {"tasks": "probe"}),

@@ -211,8 +211,8 @@ def test_a_cancelled_call_stops_the_command_and_its_group(tier: str, tmp_path: P
     import threading
     import time
 
+    from toolmode import callscope
     from toolmode.sandbox import shell
-    from toolmode.tools import callscope
 
     scope = callscope.CallScope("run_shell", time.monotonic() + 600)
     ctx = contextvars.copy_context()
@@ -244,17 +244,18 @@ def test_interrupting_a_step_stops_the_shell_still_running_in_it(tier: str, tmp_
     import signal
     import threading
     import time
+    from types import SimpleNamespace
 
     from toolmode.budget import Budget, Limits
+    from toolmode.calls import run_calls
     from toolmode.events import ToolCallFinished
-    from toolmode.loop import _run_calls
+    from toolmode.models.pricing import PriceTable
     from toolmode.models.reply import ToolCall
     from toolmode.modes.react import ReactMode
-    from toolmode.result import StepRecord
-    from toolmode.runctx import RunContext
+    from toolmode.run import Run
     from toolmode.tools.base import Tool
     from toolmode.tools.builtin import builtin_tools
-    from toolmode.usage import Usage
+    from toolmode.trace import MemorySink, Trace
 
     marker = "toolmode-test-interrupted-9e4"
 
@@ -270,18 +271,18 @@ def test_interrupting_a_step_stops_the_shell_still_running_in_it(tier: str, tmp_
     mode = ReactMode([*builtin_tools(tmp_path), Tool.from_function(interrupt)])
     command = f"exec python3 -c 'import time; time.sleep(600)' {marker}"
     calls = [ToolCall("1", "run_shell", json.dumps({"command": command})), ToolCall("2", "interrupt", "{}")]
-    records: list = []
-
-    def publish(event: object) -> None:
-        if isinstance(event, ToolCallFinished) and event.name == "run_shell":
-            records.append(event)
-
-    ctx = RunContext(publish, Limits(Budget(), []))
+    sink = MemorySink()  # ToolCallFinished events land here, from the call threads
+    run = Run("t", mode, SimpleNamespace(model="m"), trace=Trace([sink]), limits=Limits(Budget(), []),
+              prices=PriceTable(), max_steps=1, max_result_chars=4000, system=None)
     with pytest.raises(KeyboardInterrupt):
-        _run_calls(calls, mode, 4000, ctx, [], StepRecord(1, Usage(), None, 0.0, ""))
+        run_calls(run, calls, lambda done: None)
+
+    def records() -> list[ToolCallFinished]:
+        return [e for e in list(sink.events) if isinstance(e, ToolCallFinished) and e.name == "run_shell"]
+
     # Not Thread.join: on Python 3.11 a join interrupted by Ctrl-C marks the thread it waited for as ended.
     for _ in range(12000):  # until run_shell returns once its command is stopped (a bound, not a timing assertion)
-        if records:
+        if records():
             break
         time.sleep(0.01)
     for _ in range(12000):  # SIGKILLed; wait until it is gone or a zombie (a bound, not a timing assertion)
@@ -289,5 +290,5 @@ def test_interrupting_a_step_stops_the_shell_still_running_in_it(tier: str, tmp_
             break
         time.sleep(0.01)
     assert _marked(marker) == []
-    assert records[0].result.endswith('[toolmode: the command was stopped: the run that called it ended]", '
+    assert records()[0].result.endswith('[toolmode: the command was stopped: the run that called it ended]", '
                                       '"timed_out": false}')

@@ -109,7 +109,8 @@ def test_a_repeated_call_is_pointed_out_to_the_model(scripted, tmp_path) -> None
     assert nudge["role"] == "user" and "Do not call it again" in nudge["content"]
     assert server.requests[2]["messages"][-2]["role"] == "tool"
     repeats = [e for e in events(result) if e["kind"] == "notice" and e.get("about") == "repeated_call"]
-    assert len(repeats) == 1 and repeats[0]["name"] == "echo"
+    assert len(repeats) == 1 and repeats[0]["call_id"] == result.records[1].calls[0].id
+    assert repeats[0]["message"].startswith("echo repeated")
 
 
 # ----------------------------------------------------------------------------- arguments
@@ -198,7 +199,7 @@ def test_hosted_models_keep_the_standard_prompts(scripted, tmp_path) -> None:
 
 def test_unknown_prompt_style_is_refused(scripted, tmp_path) -> None:
     server = scripted([])
-    with pytest.raises(ValueError, match="unknown prompt style"):
+    with pytest.raises(ValueError, match="unknown prompt variant 'tiny'; choose one of: standard, local"):
         agent(server, tmp_path, prompts="tiny")
 
 

@@ -112,3 +112,11 @@ def test_mcp_style_names_made_directly_are_kept() -> None:
 def test_an_agent_refuses_a_bad_tool_before_anything_starts(tmp_path) -> None:
     with pytest.raises(ToolDefinitionError, match="tool takes_args: parameter \\*rest"):
         Agent(tools=[takes_args], base_url="http://127.0.0.1:9/v1", model="m", workspace=tmp_path)
+
+
+def test_the_refusal_is_a_toolmode_error_and_still_a_type_error() -> None:
+    import toolmode
+
+    for catch in (toolmode.ToolmodeError, TypeError):
+        with pytest.raises(catch, match="a lambda has no name"):
+            Tool.from_function(lambda text: text)

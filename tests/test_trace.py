@@ -15,8 +15,9 @@ from rich.console import Console
 
 from toolmode import Agent, tool
 from toolmode.console import ConsoleSink
+from toolmode.events import BaseEvent, MessageAdded
 from toolmode.testing import call, calls, fault, reply
-from toolmode.trace import Event, JsonlSink, MemorySink, Trace, new_trace_path
+from toolmode.trace import JsonlSink, MemorySink, Trace, new_trace_path
 
 
 @tool
@@ -26,7 +27,10 @@ def echo(text: str) -> str:
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    """The events of a trace file (the header line checked and left out)."""
+    header, *events = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert (header["kind"], header["version"]) == ("trajectory", 2)
+    return events
 
 
 def make_agent(server, tmp_path: Path, **kwargs: Any) -> Agent:
@@ -46,9 +50,14 @@ def test_jsonl_trace_has_every_event_of_a_run(scripted, tmp_path: Path) -> None:
     assert path is not None and path.parent == tmp_path / "runs" and path.suffix == ".jsonl"
     assert "react" in path.name
     events = read_jsonl(path)
-    assert [e["kind"] for e in events] == ["run_start", "tools", "reply", "tool_call", "tool_result", "reply",
-                                              "run_end"]
-    start, tools, reply1, tool_call, tool_result, reply2, end = events
+    assert [e["kind"] for e in events] == ["run_start", "message", "tools", "reply", "message", "tool_call",
+                                              "tool_result", "message", "reply", "message", "run_end"]
+    start, tools, reply1, tool_call, tool_result, reply2, end = [e for e in events if e["kind"] != "message"]
+    messages = [e for e in events if e["kind"] == "message"]
+    assert [m["message"] for m in messages] == result.messages  # the conversation, exactly as sent
+    assert [(m["index"], m["source"], m["step"]) for m in messages] == [
+        (0, "task", None), (1, "reply", 1), (2, "tool", 1), (3, "reply", 2)]
+    assert reply1["sent_messages"] == 1 and reply2["sent_messages"] == 3
     assert (tool_call["name"], tool_call["step"]) == ("echo", 1)
     assert start["task"] == "Say hello" and start["mode"] == "react" and start["model"] == "m"
     assert start["base_url"] == server.base_url and start["tools_sent"] == ["echo"]
@@ -99,8 +108,9 @@ def test_events_are_flushed_while_the_run_goes(scripted, tmp_path: Path) -> None
     server = scripted([call("peek"), call("peek"), reply("done")])
     with make_agent(server, tmp_path, tools=[peek]) as agent:
         agent.run("t")
-    assert seen[0] == ["run_start", "tools", "reply", "tool_call"]
-    assert seen[1] == ["run_start", "tools", "reply", "tool_call", "tool_result", "reply", "tool_call"]
+    assert seen[0] == ["run_start", "message", "tools", "reply", "message", "tool_call"]
+    assert seen[1] == ["run_start", "message", "tools", "reply", "message", "tool_call", "tool_result", "message",
+                       "reply", "message", "tool_call"]
 
 
 def test_trace_records_retries_errors_and_recovered_calls(scripted, tmp_path: Path) -> None:
@@ -111,7 +121,7 @@ def test_trace_records_retries_errors_and_recovered_calls(scripted, tmp_path: Pa
     ])
     with make_agent(server, tmp_path) as agent:
         result = agent.run("t")
-    events = read_jsonl(result.trace_path)
+    events = [e for e in read_jsonl(result.trace_path) if e["kind"] != "message"]
     kinds = [e["kind"] for e in events]
     assert kinds == ["run_start", "tools", "retry", "reply", "tool_call", "tool_result", "error", "run_end"]
     retry = events[2]
@@ -149,8 +159,8 @@ def test_trace_keeps_finished_steps_when_the_process_dies(scripted, tmp_path: Pa
     [path] = runs.iterdir()
     events = read_jsonl(path)  # every line is complete JSON
     kinds = [e["kind"] for e in events]
-    assert kinds == ["run_start", "tools", "reply", "tool_call", "tool_result", "reply", "tool_call",
-                     "tool_result", "reply", "tool_call"]
+    assert kinds == ["run_start", "message", "tools", "reply", "message", "tool_call", "tool_result", "message",
+                     "reply", "message", "tool_call", "tool_result", "message", "reply", "message", "tool_call"]
     results = [e for e in events if e["kind"] == "tool_result"]
     assert [(e["step"], e["result"]) for e in results] == [(1, "step 1 done"), (2, "step 2 done")]
     assert events[-1]["step"] == 3  # the reply that asked for the fatal call
@@ -161,7 +171,7 @@ def test_trace_keeps_finished_steps_when_the_process_dies(scripted, tmp_path: Pa
 
 
 class BrokenSink:
-    def emit(self, event: Event) -> None:
+    def emit(self, event: BaseEvent) -> None:
         raise RuntimeError("printer on fire")
 
     def close(self) -> None:
@@ -184,19 +194,25 @@ def test_a_failing_sink_does_not_hide_the_event_from_the_next_sink(capsys) -> No
     memory = MemorySink()
     trace = Trace([BrokenSink(), memory])
     with pytest.warns(RuntimeWarning):
-        trace.emit("first")
-    trace.emit("second")
-    assert [e.kind for e in memory.events] == ["first", "second"]
+        trace.emit("notice", message="first")
+    trace.emit("notice", message="second")
+    assert [e.data["message"] for e in memory.events] == ["first", "second"]
+
+
+def test_an_unknown_event_kind_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown event kind 'nonsense'"):
+        Trace([]).emit("nonsense", x=1)
 
 
 def test_jsonl_sink_appends_and_serialises_anything(tmp_path: Path) -> None:
     path = tmp_path / "deep" / "dir" / "t.jsonl"
     sink = JsonlSink(path)
-    sink.emit(Event("x", {"path": Path("/a"), "text": "北京"}, 1.23456))
+    sink.emit(MessageAdded(index=0, message={"path": Path("/a"), "text": "北京"}, source="history", t=1.23456))
     sink.close()
-    line = path.read_text(encoding="utf-8")
+    line = path.read_text(encoding="utf-8").splitlines()[-1]
     assert "北京" in line  # not \\u-escaped
-    assert json.loads(line) == {"kind": "x", "t": 1.2346, "path": "/a", "text": "北京"}
+    assert json.loads(line) == {"kind": "message", "t": 1.2346, "index": 0, "message": {"path": "/a", "text": "北京"},
+                                "source": "history", "step": None, "about": None}
 
 
 def test_new_trace_path_is_safe_and_unique(tmp_path: Path) -> None:

@@ -23,11 +23,13 @@ if TYPE_CHECKING:
     from toolmode.agent import Agent
     from toolmode.budget import Budget, CancelToken
     from toolmode.chat import Chat
+    from toolmode.errors import SettingsConflict, ToolmodeError
     from toolmode.events import (
         BaseEvent,
+        Carried,
         CodeExecuted,
         ErrorEvent,
-        Event,
+        MessageAdded,
         Notice,
         ReasoningDelta,
         Retry,
@@ -41,17 +43,26 @@ if TYPE_CHECKING:
     )
     from toolmode.loop import run_agent
     from toolmode.models.base import FallbackModel, Model
-    from toolmode.models.client import ModelClient, ModelError
+    from toolmode.models.client import ModelClient
+    from toolmode.models.errors import ModelError
     from toolmode.models.pricing import PriceTable
     from toolmode.models.reply import Reply, ToolCall
     from toolmode.result import CallRecord, RunResult, StepRecord
-    from toolmode.settings import ModelSettings, OutputSettings, SandboxSettings
+    from toolmode.runctx import RunContext
+    from toolmode.settings import (
+        LimitSettings,
+        ModelSettings,
+        ModeSettings,
+        OutputSettings,
+        PromptSettings,
+        SandboxSettings,
+    )
     from toolmode.telemetry import TelemetrySettings
     from toolmode.tools.base import Tool, tool
     from toolmode.usage import Usage
 
-_EVENTS = ("BaseEvent", "CodeExecuted", "ErrorEvent", "Event", "Notice", "ReasoningDelta", "Retry", "RunEnd", "RunStart",
-           "StepUsage", "TextDelta", "ToolCallFinished", "ToolCallStarted", "ToolsSent")  # fmt: skip
+_EVENTS = ("BaseEvent", "Carried", "CodeExecuted", "ErrorEvent", "MessageAdded", "Notice", "ReasoningDelta", "Retry",
+           "RunEnd", "RunStart", "StepUsage", "TextDelta", "ToolCallFinished", "ToolCallStarted", "ToolsSent")  # fmt: skip
 
 # Public names -> the module that defines them. Loaded on first use (PEP 562), so `import toolmode` and the
 # CLI's start-up do not pay for the HTTP SDK, pydantic or rich until something needs them.
@@ -60,18 +71,24 @@ _LAZY = {
     "Budget": "toolmode.budget",
     "CancelToken": "toolmode.budget",
     "Chat": "toolmode.chat",
+    "SettingsConflict": "toolmode.errors",
+    "ToolmodeError": "toolmode.errors",
     **dict.fromkeys(_EVENTS, "toolmode.events"),
     "run_agent": "toolmode.loop",
     "FallbackModel": "toolmode.models.base",
     "Model": "toolmode.models.base",
     "ModelClient": "toolmode.models.client",
-    "ModelError": "toolmode.models.client",
+    "ModelError": "toolmode.models.errors",
     "PriceTable": "toolmode.models.pricing",
     "Reply": "toolmode.models.reply",
     "ToolCall": "toolmode.models.reply",
     "CallRecord": "toolmode.result",
     "RunResult": "toolmode.result",
     "StepRecord": "toolmode.result",
+    "RunContext": "toolmode.runctx",
+    "LimitSettings": "toolmode.settings",
+    "ModeSettings": "toolmode.settings",
+    "PromptSettings": "toolmode.settings",
     "ModelSettings": "toolmode.settings",
     "OutputSettings": "toolmode.settings",
     "SandboxSettings": "toolmode.settings",
@@ -122,11 +139,14 @@ __all__ = [
     "Budget",
     "CallRecord",
     "CancelToken",
+    "Carried",
     "Chat",
     "CodeExecuted",
     "ErrorEvent",
-    "Event",
     "FallbackModel",
+    "LimitSettings",
+    "MessageAdded",
+    "ModeSettings",
     "Model",
     "ModelClient",
     "ModelError",
@@ -134,13 +154,16 @@ __all__ = [
     "Notice",
     "OutputSettings",
     "PriceTable",
+    "PromptSettings",
     "ReasoningDelta",
     "Reply",
     "Retry",
+    "RunContext",
     "RunEnd",
     "RunResult",
     "RunStart",
     "SandboxSettings",
+    "SettingsConflict",
     "StepRecord",
     "StepUsage",
     "TelemetrySettings",
@@ -149,6 +172,7 @@ __all__ = [
     "ToolCall",
     "ToolCallFinished",
     "ToolCallStarted",
+    "ToolmodeError",
     "ToolsSent",
     "Usage",
     "builtin_tools",

@@ -5,31 +5,32 @@ several tasks at once (threads or asyncio tasks)."""
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import queue
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from toolmode.budget import Budget, CancelToken
-from toolmode.defaults import DEFAULT_IDLE_TIMEOUT
+from toolmode.chat import Chat
 from toolmode.events import BaseEvent, Notice
 from toolmode.history import check_history
-from toolmode.loop import DEFAULT_MAX_RESULT_CHARS, DEFAULT_MAX_STEPS, run_agent
+from toolmode.loop import run_agent
 from toolmode.models.base import Model
 from toolmode.models.pricing import PriceTable
-from toolmode.modes import Mode, make_mode
+from toolmode.modes import Mode, ModeSetup, build_mode
 from toolmode.output import OutputSpec
+from toolmode.policies import CallPolicy, ReplyPolicy
 from toolmode.result import RunResult
-from toolmode.settings import ModelSettings, OutputSettings, SandboxSettings
-from toolmode.telemetry import TelemetrySettings
-from toolmode.telemetry import check as check_telemetry
-from toolmode.telemetry import make_sink as telemetry_sink
+from toolmode.settings import AgentSettings, PromptSettings, check_count, resolve, with_changes
 from toolmode.telemetry import require_extra as require_otel_extra
 from toolmode.telemetry import resolve as resolve_telemetry
 from toolmode.tools.base import as_tool
 from toolmode.trace import Sink, Trace, open_trace_file
+
+RUN_OPTIONS = ("history", "output_type", "max_cost", "max_total_tokens", "timeout", "max_steps", "cancel", "trace",
+               "deps")
 
 
 @dataclass
@@ -64,181 +65,150 @@ class Agent:
     `deepseek-v4-flash`). The library is quiet by default: pass `console=True` for the step view and
     `runs_dir="runs"` for a JSONL trace per run (the `toolmode` command does both).
 
-    Arguments, by group (each group also fits in a settings object: `model=ModelSettings(...)`,
-    `sandbox=SandboxSettings(...)`, `output=OutputSettings(...)`):
-    - tools and mode: `tools` (Tools or plain functions), `mode` ("react", "code", "hybrid"), `search`
-      ("load" / "proxy", react only), `ranker` ("bm25" / "fused"), `visible` (names shown; the rest are
-      found by search), `direct` (hybrid: tools sent beside run_code);
-    - sandbox: `workspace` (where code and file tools may write), `sandbox` ("auto", "namespaces", "bwrap",
-      "unshare", "landlock", "none" = unsafe, or a SandboxSettings), `sandbox_limits`, `persistent` (code namespace kept between
-      run_code calls and runs), `allow_env_in_workspace` (unsafe, refused by default);
-    - model: `model` (a name, a `Model` object such as `FallbackModel`, or a ModelSettings), `base_url`,
-      `api_key`, `api_key_env`, `preset` (deepseek, openai, openrouter, ollama, vllm, llamacpp), `stream`,
-      `model_params` (extra request fields), `recover_text_calls`, `recover_code_blocks` (None: on for local
-      presets), `request_timeout` (seconds one request may take, streamed or not), `idle_timeout` (seconds
-      a streamed reply that has started may send nothing; default 60, None: no limit), `client`;
-    - prompts: `prompts` ("standard", or "local": short example-led prompts for small models; None: "local"
-      for local presets);
-    - loop: `max_steps`, `max_result_chars`, `system_prompt` (replaces the mode's prompt), `instructions`
-      (added to it), `prices`, and the default budget of every run: `max_cost` (USD), `max_tokens`,
-      `timeout` (wall seconds);
-    - output: `console`, `quiet`, `sinks` (extra trace sinks), `runs_dir`, `telemetry` (OpenTelemetry spans
-      and metrics: True, False, or a `TelemetrySettings`; None follows `toolmode.otel.instrument()` and the
-      TOOLMODE_OTEL variable; needs `toolmode[otel]`), or `output=OutputSettings(...)`.
+    Settings come in groups (`toolmode.settings`), each a settings object or a shorthand:
+    - `mode`: a name ("react", "code", "hybrid", or any registered mode) or `ModeSettings(name, visible=,
+      ranker=, **options)` (react: `search="load"|"proxy"`; hybrid: `direct=[names]`);
+    - `model`: a name, a `Model` object (e.g. `FallbackModel`), or `ModelSettings(model, base_url, preset,
+      max_tokens (per reply), temperature, stream, request_timeout, idle_timeout, ...)`;
+    - `sandbox`: a policy ("auto", "namespaces", "bwrap", "unshare", "landlock", "none" = unsafe) or
+      `SandboxSettings(workspace, policy, limits, persistent, allow_env_in_workspace)`; with no workspace,
+      code runs in a private temporary folder removed at `close()`;
+    - `limits`: `LimitSettings(max_steps, max_result_chars, max_cost, max_total_tokens, timeout)`, the
+      default of every run;
+    - `output`: `OutputSettings(console, quiet, runs_dir, sinks, telemetry)` (`telemetry`: OpenTelemetry
+      spans and metrics, True, False or a `TelemetrySettings`; None follows `toolmode.otel.instrument()` and
+      the TOOLMODE_OTEL variable; needs `toolmode[otel]`);
+    - `prompts`: a variant ("standard", "local"), a mapping of prompt names to texts, a folder, or
+      `PromptSettings(variant, overrides, system_prompt, instructions)`.
+    Besides: `prices` (a PriceTable), `deps` (every run's default dependencies, see `RunContext`) and
+    `policies` (reply and call policies added to the defaults; a class is instantiated per run).
+
+    The flat keywords of earlier versions (`base_url=`, `workspace=`, `max_steps=`, `search=`, ...) are
+    accepted and put in their group; giving one whose group is also given as an object raises
+    `SettingsConflict`. `max_tokens=` caps each reply (it was the run's budget: a FutureWarning says so).
     """
 
     def __init__(
         self,
         tools: Iterable[Any] = (),
-        mode: str = "react",
+        mode: Any = "react",
         *,
-        search: str | None = None,
-        ranker: str = "bm25",
-        visible: Sequence[str] | None = None,
-        direct: Sequence[str] | None = None,
-        model: str | Model | ModelSettings | None = None,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        api_key_env: str | None = None,
-        preset: str | None = None,
-        workspace: Path | str = ".",
-        max_steps: int = DEFAULT_MAX_STEPS,
-        max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
-        system_prompt: str | None = None,
-        instructions: str | None = None,
-        sinks: Sequence[Sink] | None = None,
-        console: bool = False,
-        quiet: bool = False,
-        runs_dir: Path | str | None = None,
-        output: OutputSettings | None = None,
-        stream: bool = False,
-        sandbox: str | SandboxSettings = "auto",
-        persistent: bool = False,
-        sandbox_limits: Any = None,
-        allow_env_in_workspace: bool = False,
-        recover_text_calls: bool = True,
-        recover_code_blocks: bool | None = None,
-        model_params: dict[str, Any] | None = None,
+        model: Any = None,
+        sandbox: Any = None,
+        limits: Any = None,
+        output: Any = None,
+        prompts: Any = None,
         prices: PriceTable | None = None,
-        client: Model | None = None,
-        max_cost: float | None = None,
-        max_tokens: int | None = None,
-        timeout: float | None = None,
-        request_timeout: float = 120.0,
-        idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
-        prompts: str | None = None,
-        telemetry: bool | TelemetrySettings | None = None,
+        deps: Any = None,
+        policies: Sequence[Any] = (),
+        **keywords: Any,
     ) -> None:
-        if output is not None:
-            console, quiet, runs_dir, sinks = output.console, output.quiet, output.runs_dir, list(output.sinks)
-            telemetry = output.telemetry
-        self.telemetry = check_telemetry(telemetry)
-        if self.telemetry:  # asked for by this agent: say now if the extra is missing
+        self.settings: AgentSettings = resolve(model=model, mode=mode, sandbox=sandbox, limits=limits,
+                                               output=output, prompts=prompts, flat=keywords)
+        if self.settings.output.telemetry:  # asked for by this agent: say now if the extra is missing
             require_otel_extra()
-        if isinstance(sandbox, SandboxSettings):
-            workspace, sandbox_limits, persistent = sandbox.workspace, sandbox.limits, sandbox.persistent
-            allow_env_in_workspace, sandbox = sandbox.allow_env_in_workspace, sandbox.policy
-        self.mode_name = mode
-        self.max_steps = max_steps
-        self.max_result_chars = max_result_chars
-        self.system_prompt = system_prompt
-        self.instructions = instructions
-        self.budget = Budget(max_cost, max_tokens, timeout)  # refuses 0 and negative values
-        self.extra_sinks = list(sinks or [])
-        self.console = console
-        self.quiet = quiet
-        self.runs_dir = Path(runs_dir) if runs_dir is not None else None
         self.prices = prices or PriceTable()
+        self.deps = deps
+        self.policies = list(policies)
         self._active: set[CancelToken] = set()
         self._active_lock = threading.Lock()
-        if isinstance(model, ModelSettings):
-            given = [n for n, v in (("base_url", base_url), ("api_key", api_key), ("api_key_env", api_key_env),
-                                    ("preset", preset), ("model_params", model_params), ("client", client)) if v]
-            if given:
-                raise ValueError(f"give the model either as ModelSettings or as keywords, not both ({', '.join(given)})")
-            client = model.build()
-        elif model is not None and not isinstance(model, str):
-            if client is not None:
-                raise ValueError("give either model=<a Model object> or client=, not both")
-            client = model
-        if client is not None and not isinstance(client, Model):
-            raise ValueError(f"{client!r} is not a model: it needs chat(messages, tools) and a 'model' name")
-        if client is None:
-            client = ModelSettings(
-                model, base_url, api_key, api_key_env, preset, stream, model_params, recover_text_calls,  # type: ignore[arg-type]
-                recover_code_blocks, request_timeout, idle_timeout=idle_timeout).build()
-        self.model: Model = client
-        if prompts is None:
-            local = getattr(getattr(client, "preset", None), "local", False)
-            prompts = "local" if local else "standard"
+        self.model: Model = self._make_model(self.settings)
         self.tools = [as_tool(t) for t in tools]
         try:
-            self.mode: Mode = make_mode(
-                mode, self.tools, search=search, visible=visible, direct=direct,
-                workspace=workspace, sandbox=sandbox, persistent=persistent, sandbox_limits=sandbox_limits,
-                ranker=ranker, allow_env_in_workspace=allow_env_in_workspace, prompts=prompts,
-            )
+            self.mode: Mode = build_mode(self.settings.mode.name, self.tools, self._mode_setup(),
+                                         self.settings.mode.options)
         except BaseException:
             self._close_model()
             raise
 
+    @staticmethod
+    def _make_model(settings: AgentSettings) -> Model:
+        client = settings.client
+        if client is None:
+            return settings.model.build()  # type: ignore[no-any-return]
+        if not isinstance(client, Model):
+            raise ValueError(f"{client!r} is not a model: it needs chat(messages, tools) and a 'model' name")
+        return client
+
+    def _mode_setup(self) -> ModeSetup:
+        prompts = self.settings.prompts
+        if prompts.variant is None:
+            local = getattr(getattr(self.model, "preset", None), "local", False)
+            prompts = with_changes(prompts, variant="local" if local else "standard")
+        mode = self.settings.mode
+        return ModeSetup(mode.visible, mode.ranker, self.settings.sandbox, prompts)
+
+    @property
+    def mode_name(self) -> str:
+        """The mode's name (e.g. for trace file names)."""
+        return self.mode.name
+
     # ------------------------------------------------------------------ preparing a run
 
-    def _prepare(
-        self, task: str, *, history: Any = None, output_type: Any = None, max_cost: float | None = None,
-        max_tokens: int | None = None, timeout: float | None = None, max_steps: int | None = None,
-        cancel: CancelToken | None = None, trace: Trace | None = None, **unknown: Any,
-    ) -> _Run:
-        """Check the arguments (one clear ValueError each) and set up the run's trace and token."""
-        if unknown:
-            raise TypeError(f"unknown run option {next(iter(unknown))!r}; the options are: history, output_type, "
-                            "max_cost, max_tokens, timeout, max_steps, cancel, trace")
-        if cancel is not None and not isinstance(cancel, CancelToken):
-            raise ValueError(f"cancel must be a toolmode.CancelToken, not {type(cancel).__name__}")
-        if not isinstance(task, str):
-            raise ValueError(f"task must be a string, not {type(task).__name__}")
-        if history is not None:
-            check_history(history)
-        if output_type is not None:
-            OutputSpec(output_type)
-        b = self.budget
-        budget = Budget(b.max_cost if max_cost is None else max_cost, b.max_tokens if max_tokens is None else max_tokens,
-                        b.timeout if timeout is None else timeout)
-        steps = self.max_steps if max_steps is None else max_steps
-        if isinstance(steps, bool) or not isinstance(steps, int):
-            raise ValueError(f"max_steps must be a whole number, got {steps!r}")
-        if steps < 1:
-            raise ValueError(f"max_steps must be 1 or more, got {steps}")
+    def _prepare(self, task: str, **options: Any) -> _Run:
+        """Check the run's options (one clear error each) and set up its trace and cancel token."""
+        _check_options(task, options)
+        limits = self.settings.limits
+        budget = Budget(*(limits.__dict__[k] if options.get(k) is None else options[k]
+                          for k in ("max_cost", "max_total_tokens", "timeout")))
+        steps = limits.max_steps if options.get("max_steps") is None else options["max_steps"]
+        check_count("max_steps", steps)
+        trace = options.get("trace")
         owns = trace is None
-        if trace is None:
-            trace = self.new_trace()
+        trace = trace or self.new_trace()
         token = CancelToken()
-        tokens = [token] + ([cancel] if cancel is not None else [])
-        kwargs = dict(max_steps=steps, max_result_chars=self.max_result_chars, trace=trace,
-                      system_prompt=self.system_prompt, instructions=self.instructions, prices=self.prices,
-                      history=history, budget=budget, cancel=tokens, output_type=output_type)
+        cancel = options.get("cancel")
+        prompts: PromptSettings = self.settings.prompts
+        kwargs = dict(max_steps=steps, max_result_chars=limits.max_result_chars, trace=trace,
+                      system_prompt=prompts.system_prompt, instructions=prompts.instructions, prices=self.prices,
+                      history=options.get("history"), budget=budget, cancel=[token, *([cancel] if cancel else [])],
+                      output_type=options.get("output_type"), deps=options.get("deps", self.deps),
+                      config=self._config(steps, budget, options.get("output_type")), **self._policies())
         return _Run(task, trace, owns, token, kwargs)
+
+    def _policies(self) -> dict[str, list[Any]]:
+        made = [p() if isinstance(p, type) else p for p in self.policies]  # a class: a fresh one per run
+        return {"policies": [p for p in made if isinstance(p, ReplyPolicy)],
+                "call_policies": [p for p in made if isinstance(p, CallPolicy)]}
+
+    def _config(self, steps: int, budget: Budget, output_type: Any) -> dict[str, Any]:
+        """The run's settings as the trace records them (what a replay needs to run the loop the same way)."""
+        model = self.model
+        spec = OutputSpec(output_type) if output_type is not None else None
+        return {
+            "max_steps": steps, "max_result_chars": self.settings.limits.max_result_chars,
+            "recover_text_calls": getattr(model, "recover_text_calls", None),
+            "recover_code_blocks": getattr(model, "recover_code_blocks", None),
+            "code_tool": self.mode.code_tool, "prompts": self.mode.prompts.variant,
+            "output": {"name": spec.name, "schema": spec.schema} if spec else None,
+            "budget": {"max_cost": budget.max_cost, "max_total_tokens": budget.max_total_tokens,
+                       "timeout": budget.timeout},
+        }
 
     def new_trace(self) -> Trace:
         """A trace with this agent's sinks: extra sinks, OpenTelemetry (when telemetry is on for this run), the
         console (console=True), a JSONL file (runs_dir)."""
-        sinks: list[Sink] = list(self.extra_sinks)
-        settings = resolve_telemetry(self.telemetry)
-        if settings is not None:  # first: a missing extra is refused before any file is opened
-            sinks.append(telemetry_sink(settings))
-        if self.console:
+        out = self.settings.output
+        sinks: list[Sink] = list(out.sinks)
+        telemetry = resolve_telemetry(out.telemetry)
+        if telemetry is not None:  # first: a missing extra is refused before any file is opened
+            require_otel_extra()
+            from toolmode.otel.sink import OtelSink
+
+            sinks.append(OtelSink(telemetry))
+        if out.console:
             from toolmode.console import ConsoleSink
 
-            sinks.append(ConsoleSink(quiet=self.quiet))
+            sinks.append(ConsoleSink(quiet=out.quiet))
         path = problem = None
-        if self.runs_dir is not None:
-            jsonl, problem = open_trace_file(self.runs_dir, self.mode_name)
+        if out.runs_dir is not None:
+            jsonl, problem = open_trace_file(out.runs_dir, self.mode_name)
             if jsonl is not None:
                 path = jsonl.path
                 sinks.insert(0, jsonl)
         trace = Trace(sinks, path=path)
         if problem:  # the run goes on without its file (e.g. `runs` is a planted or dangling link)
-            trace.publish(Notice(problem))
+            trace.publish(Notice(problem, about="trace_file"))
         return trace
 
     def _execute(self, run: _Run, event_loop: asyncio.AbstractEventLoop | None = None) -> RunResult:
@@ -258,10 +228,11 @@ class Agent:
     def run(self, task: str, **options: Any) -> RunResult:
         """Run one task to an answer, a limit (steps, budget), a cancellation or a model error.
 
-        Options: `history` (earlier `result.messages`: continue the conversation), `output_type` (a
-        pydantic model, dataclass or TypedDict: `result.output`), `max_cost`, `max_tokens`, `timeout`,
-        `max_steps` (this run's limits), `cancel` (a CancelToken), `trace` (a Trace to publish into,
-        e.g. one per chat session; the caller closes it).
+        Options: `history` (earlier `result.messages`: continue the conversation, under this agent's
+        system prompt), `output_type` (a pydantic model, dataclass or TypedDict: `result.output`),
+        `max_cost`, `max_total_tokens`, `timeout`, `max_steps` (this run's limits), `cancel` (a
+        CancelToken), `trace` (a Trace to publish into, e.g. one per chat session; the caller closes it),
+        `deps` (this run's dependencies, for tools that take a `RunContext`).
         """
         return self._execute(self._prepare(task, **options))
 
@@ -271,8 +242,8 @@ class Agent:
         run = self._prepare(task, **options)
         events: queue.SimpleQueue[Any] = queue.SimpleQueue()
         run.trace.sinks.append(_QueueSink(events.put))
-        thread = threading.Thread(target=self._worker, args=(run, None, events.put), name="toolmode-run",
-                                  daemon=True)
+        thread = threading.Thread(target=contextvars.copy_context().run, args=(self._worker, run, None, events.put),
+                                  name="toolmode-run", daemon=True)
         return self._iterate(run, thread, events)
 
     def _iterate(self, run: _Run, thread: threading.Thread, events: queue.SimpleQueue[Any]) -> Iterator[BaseEvent]:
@@ -295,18 +266,23 @@ class Agent:
             put(_Failure(exc))
 
     async def arun(self, task: str, **options: Any) -> RunResult:
-        """`run` for asyncio: the loop runs on a worker thread, async tools on the caller's event loop.
-
-        Cancelling the awaiting task cancels the run.
+        """`run` for asyncio: the loop runs on a worker thread (in a copy of the caller's context, so
+        context variables reach the tools), async tools on the caller's event loop. Cancelling the awaiting
+        task cancels the run.
         """
         run = self._prepare(task, **options)
         loop = asyncio.get_running_loop()
         done: asyncio.Future[Any] = loop.create_future()
 
-        def deliver(item: Any) -> None:
-            loop.call_soon_threadsafe(lambda: done.done() or done.set_result(item))
+        def settle(item: Any) -> None:
+            if not done.done():
+                done.set_result(item)
 
-        threading.Thread(target=self._worker, args=(run, loop, deliver), name="toolmode-arun", daemon=True).start()
+        def deliver(item: Any) -> None:
+            loop.call_soon_threadsafe(settle, item)
+
+        threading.Thread(target=contextvars.copy_context().run, args=(self._worker, run, loop, deliver),
+                         name="toolmode-arun", daemon=True).start()
         try:
             item = await done
         except asyncio.CancelledError:
@@ -326,7 +302,8 @@ class Agent:
             loop.call_soon_threadsafe(events.put_nowait, item)
 
         run.trace.sinks.append(_QueueSink(put))
-        threading.Thread(target=self._worker, args=(run, loop, put), name="toolmode-astream", daemon=True).start()
+        threading.Thread(target=contextvars.copy_context().run, args=(self._worker, run, loop, put),
+                         name="toolmode-astream", daemon=True).start()
         try:
             while True:
                 item = await events.get()
@@ -338,10 +315,8 @@ class Agent:
         finally:
             run.token.cancel()
 
-    def chat(self, **options: Any) -> Any:
+    def chat(self, **options: Any) -> Chat[Agent]:
         """A `Chat`: a conversation whose turns continue each other (`chat.send(text)`)."""
-        from toolmode.chat import Chat
-
         return Chat(self, **options)
 
     def cancel(self) -> None:
@@ -379,3 +354,22 @@ class _Failure:
     """An exception raised by a run on its worker thread, handed to the consumer."""
 
     exc: BaseException
+
+
+def _check_options(task: Any, options: dict[str, Any]) -> None:
+    """One clear error for a bad run option (the budget values are checked by `Budget`)."""
+    if "max_tokens" in options:
+        raise ValueError("max_tokens caps each reply and is set on the Agent (ModelSettings(max_tokens=N)); "
+                         "the run's token budget is max_total_tokens=")
+    unknown = [k for k in options if k not in RUN_OPTIONS]
+    if unknown:
+        raise TypeError(f"unknown run option {unknown[0]!r}; the options are: {', '.join(RUN_OPTIONS)}")
+    cancel = options.get("cancel")
+    if cancel is not None and not isinstance(cancel, CancelToken):
+        raise ValueError(f"cancel must be a toolmode.CancelToken, not {type(cancel).__name__}")
+    if not isinstance(task, str):
+        raise ValueError(f"task must be a string, not {type(task).__name__}")
+    if options.get("history") is not None:
+        check_history(options["history"])
+    if options.get("output_type") is not None:
+        OutputSpec(options["output_type"])

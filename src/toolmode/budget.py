@@ -7,6 +7,7 @@ import threading
 import time
 from dataclasses import dataclass
 
+from toolmode.errors import ToolmodeError
 from toolmode.usage import Usage
 
 
@@ -34,26 +35,26 @@ class CancelToken:
         return self._event.wait(max(0.0, timeout))
 
 
-class RunStopped(Exception):
+class RunStopped(ToolmodeError):
     """Raised inside a run when a budget is spent or the run was cancelled; the loop ends the run cleanly."""
 
     def __init__(self, stopped: str, message: str, limit: str | None = None) -> None:
         super().__init__(message)
         self.stopped = stopped  # "budget" or "cancelled"
-        self.limit = limit  # "max_cost", "max_tokens", "timeout" (budget only)
+        self.limit = limit  # "max_cost", "max_total_tokens", "timeout" (budget only)
 
 
 @dataclass(frozen=True)
 class Budget:
-    """`max_cost` (USD, needs a known price), `max_tokens` (prompt + completion, all steps), `timeout`
-    (wall seconds for the whole run). None means no limit. Zero or negative values are refused."""
+    """`max_cost` (USD), `max_total_tokens` (prompt + completion, all steps), `timeout` (wall seconds for
+    the whole run). None means no limit. Zero or negative values are refused."""
 
     max_cost: float | None = None
-    max_tokens: int | None = None
+    max_total_tokens: int | None = None
     timeout: float | None = None
 
     def __post_init__(self) -> None:
-        for name in ("max_cost", "max_tokens", "timeout"):
+        for name in ("max_cost", "max_total_tokens", "timeout"):
             value = getattr(self, name)
             if value is None:
                 continue
@@ -89,13 +90,20 @@ class Limits:
             raise RunStopped("budget", f"stopped: time budget of {self.budget.timeout:g} s spent", "timeout")
 
     def check(self, usage: Usage, cost: float | None) -> None:
-        """`check_time`, then the token and cost budgets against the run's totals so far."""
+        """`check_time`, then the token and cost budgets against the run's totals so far (`cost` None: a
+        request's cost is unknown, which spends a `max_cost` budget)."""
         self.check_time()
         b = self.budget
-        if b.max_tokens is not None and usage.total_tokens >= b.max_tokens:
-            raise RunStopped("budget", f"stopped: token budget of {b.max_tokens:,} spent "
-                             f"({usage.total_tokens:,} tokens used)", "max_tokens")
-        if b.max_cost is not None and cost is not None and cost >= b.max_cost:
+        if b.max_total_tokens is not None and usage.total_tokens >= b.max_total_tokens:
+            raise RunStopped("budget", f"stopped: token budget of {b.max_total_tokens:,} spent "
+                             f"({usage.total_tokens:,} tokens used)", "max_total_tokens")
+        if b.max_cost is None:
+            return
+        if cost is None:  # an unknown cost counts as spent: a cap that cannot be checked is not kept
+            raise RunStopped("budget", "stopped: max_cost cannot be held: a request's cost is unknown (no price "
+                             "for the model, and the server reported none); pass prices= with its price, or "
+                             "leave max_cost out", "max_cost")
+        if cost >= b.max_cost:
             raise RunStopped("budget", f"stopped: cost budget of ${b.max_cost:g} spent (${cost:.6f} used)",
                              "max_cost")
 

@@ -8,20 +8,32 @@ conversation; a turn interrupted with Ctrl-C (`KeyboardInterrupt`) does not.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Generic, Protocol, TypeVar
 
 from toolmode.result import RunResult
 from toolmode.trace import Trace
 from toolmode.usage import Usage
 
-if TYPE_CHECKING:
-    from toolmode.agent import Agent
+
+class Runner(Protocol):
+    """What a Chat needs from an agent (an `Agent` is one)."""
+
+    def run(self, task: str, **options: Any) -> RunResult:
+        """Run one turn."""
+        ...
+
+    def new_trace(self) -> Trace:
+        """A trace for the session."""
+        ...
 
 
-class Chat:
+R = TypeVar("R", bound=Runner)
+
+
+class Chat(Generic[R]):
     """Turns with one agent. `messages` is the conversation; `usage` and `cost` add up every turn."""
 
-    def __init__(self, agent: Agent, *, trace: Trace | None = None) -> None:
+    def __init__(self, agent: R, *, trace: Trace | None = None) -> None:
         self.agent = agent
         self.trace = trace if trace is not None else agent.new_trace()  # one trace for the whole session
         self.messages: list[dict[str, Any]] = []
@@ -56,7 +68,7 @@ class Chat:
         """Close the session's trace."""
         self.trace.close()
 
-    def __enter__(self) -> Chat:
+    def __enter__(self) -> Chat[R]:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -6,27 +6,19 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from typing import Any, NoReturn, cast
+from typing import Any, cast
 
+from toolmode.cliargs import (
+    OneLineParser,
+    add_model_args,
+    budget_number,
+    comma_list,
+    non_negative_int,
+    positive_int,
+)
 from toolmode.defaults import DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_RESULT_CHARS, DEFAULT_MAX_STEPS
 
-
-class OneLineParser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line: what is wrong (naming the option, with the nearest known
-    option for a misspelt one) and where to read more, exit status 2. The usage block is for --help."""
-
-    def error(self, message: str) -> NoReturn:
-        """Print `PROG: error: MESSAGE (see PROG --help)` on one line and exit with status 2."""
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
-
-    def unrecognized(self, extra: Sequence[str]) -> NoReturn:
-        """The error for arguments no option took, with the nearest option of this parser for each."""
-        import difflib
-
-        known = [o for o in self._option_string_actions if o.startswith("--")]
-        hints = [f"{word} (did you mean {near[0]}?)" if (near := difflib.get_close_matches(
-            word.split("=", 1)[0], known, n=1, cutoff=0.6)) else word for word in extra]
-        self.error(f"unrecognized argument{'s' if len(extra) > 1 else ''}: {' '.join(hints)}")
+__all__ = ["OneLineParser", "error_line", "json_text", "main"]
 
 
 def _chosen_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
@@ -37,65 +29,6 @@ def _chosen_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
         if name is None or name not in subs[0].choices:
             return parser
         parser = subs[0].choices[name]
-
-
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be more than 0, got {text}")
-    return value
-
-
-def _non_negative_int(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
-
-
-def positive_float(text: str) -> float:
-    """argparse type: a number above 0."""
-    value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be above 0, got {text}")
-    return value
-
-
-def temperature(text: str) -> float:
-    """argparse type: a sampling temperature, 0 to 2."""
-    value = float(text)
-    if not 0 <= value <= 2:
-        raise argparse.ArgumentTypeError(f"must be between 0 and 2, got {text}")
-    return value
-
-
-def add_model_args(p: argparse.ArgumentParser) -> None:
-    """--temperature, --max-tokens, --request-timeout (shared by `run` and `bench`)."""
-    p.add_argument("--temperature", type=temperature, default=None, help="sampling temperature (server default if unset)")
-    p.add_argument("--max-tokens", type=_positive_int, default=None, help="cap on generated tokens per reply")
-    p.add_argument("--request-timeout", type=positive_float, default=None,
-                   help="seconds one model request may take, streamed or not (default: 120; CPU servers with "
-                        "long prompts or long replies need more)")
-
-
-def model_params(temperature: float | None, max_tokens: int | None) -> dict[str, Any]:
-    """The extra request fields for the options that were given."""
-    return {k: v for k, v in (("temperature", temperature), ("max_tokens", max_tokens)) if v is not None}
-
-
-def comma_list(value: str | None) -> list[str] | None:
-    """`"a, b,c"` -> `["a", "b", "c"]`; None or "" -> None (the option was not given)."""
-    return [n.strip() for n in value.split(",") if n.strip()] if value else None
 
 
 def _add_tool_args(p: argparse.ArgumentParser, *, nested: bool = False) -> None:
@@ -119,8 +52,11 @@ def _add_tool_args(p: argparse.ArgumentParser, *, nested: bool = False) -> None:
 
 def _add_agent_args(run: argparse.ArgumentParser) -> None:
     """The options of `run` and `chat` that configure the agent (mode, model, limits, trace)."""
-    run.add_argument("--mode", choices=["react", "code", "hybrid"], default="code",
-                     help="react: native tool calls; code: one run_code tool; hybrid: both (default: %(default)s)")
+    from toolmode.modes.registry import mode_names
+
+    run.add_argument("--mode", choices=mode_names(), default="code",
+                     help="react: native tool calls; code: one run_code tool; hybrid: both; or a mode another "
+                          "package registered (default: %(default)s)")
     run.add_argument("--search", choices=["load", "proxy"], help="react mode: how hidden tools are found")
     run.add_argument("--ranker", choices=["bm25", "fused"], default="bm25",
                      help="tool-search ranker; fused adds embeddings (pip install 'toolmode[semantic-lite]')")
@@ -130,12 +66,12 @@ def _add_agent_args(run: argparse.ArgumentParser) -> None:
     run.add_argument("--model")
     run.add_argument("--base-url")
     run.add_argument("--api-key-env", help="name of the environment variable holding the API key")
-    run.add_argument("--max-steps", type=_positive_int, default=DEFAULT_MAX_STEPS,
+    run.add_argument("--max-steps", type=positive_int, default=DEFAULT_MAX_STEPS,
                      help="model requests before the run stops (default: %(default)s)")
-    run.add_argument("--max-result-chars", type=_non_negative_int, default=DEFAULT_MAX_RESULT_CHARS,
+    run.add_argument("--max-result-chars", type=non_negative_int, default=DEFAULT_MAX_RESULT_CHARS,
                      help="cut each tool result to this many characters; 0 = no cut (default: %(default)s)")
     run.add_argument("--stream", action="store_true", help="stream replies (SSE)")
-    run.add_argument("--idle-timeout", type=_positive_float, default=DEFAULT_IDLE_TIMEOUT, metavar="SECONDS",
+    run.add_argument("--idle-timeout", type=budget_number, default=DEFAULT_IDLE_TIMEOUT, metavar="SECONDS",
                      help="--stream: retry a reply that has started and then sends nothing for this long "
                           "(default: %(default)g)")
     run.add_argument("--sandbox", choices=["auto", "namespaces", "bwrap", "unshare", "landlock", "none"], default="auto",
@@ -149,11 +85,11 @@ def _add_agent_args(run: argparse.ArgumentParser) -> None:
                      help="do not recover tool calls (or code blocks) that a model wrote as text")
     run.add_argument("--runs-dir", default="runs", help="where JSONL traces go (default: ./runs)")
     run.add_argument("--no-trace", action="store_true", help="write no trace file")
-    run.add_argument("--max-cost", type=_positive_float, metavar="USD",
+    run.add_argument("--max-cost", type=budget_number, metavar="USD",
                      help="stop a run once it has cost this much (needs a known price)")
-    run.add_argument("--max-total-tokens", type=_positive_int, metavar="N",
+    run.add_argument("--max-total-tokens", type=positive_int, metavar="N",
                      help="stop a run once it has used this many tokens (prompt + completion, all requests)")
-    run.add_argument("--timeout", type=_positive_float, metavar="SECONDS", help="stop a run after this wall time")
+    run.add_argument("--timeout", type=budget_number, metavar="SECONDS", help="stop a run after this wall time")
     run.add_argument("--otel", action="store_true",
                      help="export OpenTelemetry spans and metrics over OTLP/HTTP to OTEL_EXPORTER_OTLP_ENDPOINT "
                           "(default http://localhost:4318; also TOOLMODE_OTEL=1; needs toolmode[otel])")
@@ -161,6 +97,7 @@ def _add_agent_args(run: argparse.ArgumentParser) -> None:
 
 def _build_parser() -> argparse.ArgumentParser:
     from toolmode import __version__
+    from toolmode.modes.registry import mode_names
 
     parser = OneLineParser(prog="toolmode", description="Run an agent in react, code or hybrid mode.")
     parser.add_argument("--version", action="version", version=f"toolmode {__version__}")
@@ -185,9 +122,21 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_tool_args(actions.add_parser("list", help="list the tools with their signatures"), nested=True)
     search = actions.add_parser("search", help="rank the tools for a query, with scores")
     search.add_argument("query", nargs="+", help="the query (quoted or not)")
-    search.add_argument("-k", type=_positive_int, default=10, help="how many tools to show (default: 10)")
+    search.add_argument("-k", type=positive_int, default=10, help="how many tools to show (default: 10)")
     search.add_argument("--ranker", choices=["bm25", "fused"], default="bm25")
     _add_tool_args(search, nested=True)
+
+    prompts = sub.add_parser("prompts", help="show what a mode tells the model: toolmode prompts show --mode code")
+    prompt_actions = prompts.add_subparsers(dest="action", required=True)
+    show = prompt_actions.add_parser("show", help="print a mode's system prompt, tool descriptions and policy texts")
+    show.add_argument("--mode", choices=mode_names(), default="code")
+    show.add_argument("--prompts", default="standard", metavar="VARIANT_OR_FOLDER",
+                      help="standard, local, or a folder of prompt files overriding them (default: standard)")
+
+    replay = sub.add_parser("replay", help="run a recorded trace again against its own replies; show the first "
+                                           "request that differs")
+    replay.add_argument("trace", help="a trace file (runs/*.jsonl)")
+    replay.add_argument("--run", type=int, default=None, help="replay only this run of the file (0, 1, ...)")
 
     for name, help_text in (
         ("bench", "compare modes over N runs on a task suite"),
@@ -221,10 +170,15 @@ def _check_run_args(args: argparse.Namespace) -> None:
         raise ValueError('the task is empty: say what the agent should do, e.g. toolmode run "count the lines of a.txt"')
     if args.preset is not None:
         preset_for(args.preset)  # unknown preset: ValueError naming the choices
-    if args.direct and args.mode != "hybrid":
-        raise ValueError(f"--direct is for --mode hybrid (in {args.mode} mode it has no meaning)")
-    if args.search and args.mode != "react":
-        raise ValueError(f"--search is for --mode react; in {args.mode} mode the model searches with search_tools()")
+    if args.direct or args.search:
+        from toolmode.modes.registry import option_names
+
+        takes = option_names(args.mode)
+        if args.direct and "direct" not in takes:
+            raise ValueError(f"--direct is for --mode hybrid (in {args.mode} mode it has no meaning)")
+        if args.search and "search" not in takes:
+            raise ValueError(f"--search is for --mode react; in {args.mode} mode the model searches with "
+                             "search_tools()")
     if args.base_url is not None:
         from urllib.parse import urlsplit
 
@@ -281,39 +235,28 @@ def _check_mcp_config(path: str) -> None:
 
 def _make_agent(args: argparse.Namespace, mode: str, *, console: bool = True, quiet: bool = False) -> Any:
     from toolmode.agent import Agent
+    from toolmode.settings import (
+        ModeSettings,
+        OutputSettings,
+        PromptSettings,
+        SandboxSettings,
+        settings_from_options,
+    )
 
+    model, limits = settings_from_options(vars(args))
+    # a mode switched to in chat drops the options of the first mode that it does not take
+    options = {k: v for k, v in (("search", args.search), ("direct", comma_list(args.direct)))
+               if v is not None and mode == args.mode}
     return Agent(
-        tools=_load_tools(args),
-        mode=mode,
-        # a mode switched to in chat drops the options of the first mode that it does not take
-        search=args.search if mode in ("react", args.mode) else None,
-        ranker=args.ranker,
-        visible=comma_list(args.visible),
-        direct=comma_list(args.direct) if mode in ("hybrid", args.mode) else None,
-        model=args.model,
-        base_url=args.base_url,
-        api_key_env=args.api_key_env,
-        preset=args.preset,
-        workspace=args.workspace,
-        max_steps=args.max_steps,
-        max_result_chars=args.max_result_chars,
-        console=console,
-        quiet=quiet,
-        runs_dir=None if args.no_trace else args.runs_dir,
-        stream=args.stream,
-        sandbox=args.sandbox,
-        persistent=args.persistent,
-        allow_env_in_workspace=args.allow_env_in_workspace,
-        recover_text_calls=not args.no_recover,
-        recover_code_blocks=False if args.no_recover else None,
-        max_cost=args.max_cost,
-        max_tokens=args.max_total_tokens,
-        timeout=args.timeout,
-        model_params=model_params(args.temperature, args.max_tokens),
-        request_timeout=args.request_timeout or 120.0,
-        idle_timeout=args.idle_timeout,
-        prompts=args.prompts,
-        telemetry=True if args.otel else None,
+        _load_tools(args),
+        ModeSettings(mode, visible=comma_list(args.visible), ranker=args.ranker, options=options),
+        model=model,
+        sandbox=SandboxSettings(args.workspace, args.sandbox, persistent=args.persistent,
+                                allow_env_in_workspace=args.allow_env_in_workspace),
+        limits=limits,
+        output=OutputSettings(console=console, quiet=quiet, runs_dir=None if args.no_trace else args.runs_dir,
+                              telemetry=True if args.otel else None),
+        prompts=PromptSettings(variant=args.prompts),
     )
 
 
@@ -391,6 +334,23 @@ def _cmd_tools(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from toolmode.replay import replay
+    from toolmode.textsafe import escape_control
+
+    reports = replay(args.trace, args.run)
+    for report in reports:
+        print(escape_control(report.summary()))
+    return 0 if all(r.identical for r in reports) else 1
+
+
+def _cmd_prompts(args: argparse.Namespace) -> int:
+    from toolmode.prompt_view import show_prompts
+
+    print(show_prompts(args.mode, args.prompts))
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `toolmode` command. Returns the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -402,7 +362,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if extra:  # said by the subcommand that was given, so its options are the ones suggested
         cast(OneLineParser, _chosen_parser(parser, args)).unrecognized(extra)
     try:
-        return {"run": _cmd_run, "chat": _cmd_chat, "tools": _cmd_tools}[args.command](args)
+        commands = {"run": _cmd_run, "chat": _cmd_chat, "tools": _cmd_tools, "prompts": _cmd_prompts,
+                    "replay": _cmd_replay}
+        return commands[args.command](args)
     except KeyboardInterrupt:
         print("toolmode: interrupted; the trace keeps every finished step", file=sys.stderr)
         return 130
@@ -446,7 +408,7 @@ def error_line(exc: BaseException) -> str:
 
 
 def _model_error() -> type[Exception]:
-    from toolmode.models.client import ModelError
+    from toolmode.models.errors import ModelError
 
     return ModelError
 

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.markup import escape
 
+from toolmode.events import BaseEvent
 from toolmode.textsafe import escape_control
-from toolmode.trace import Event
 
 if TYPE_CHECKING:
     from toolmode.console_live import LiveReply
@@ -76,7 +76,7 @@ class ConsoleSink:
             self._live = LiveReply(self.console)
         self._calls_running = 0
 
-    def emit(self, event: Event) -> None:
+    def emit(self, event: BaseEvent) -> None:
         """Render one event."""
         handler = getattr(self, f"_on_{event.kind}", None)
         if handler is not None:

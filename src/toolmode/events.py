@@ -1,7 +1,8 @@
 """The typed events of a run: one stream that the JSONL trace, the console and `agent.stream()` consume.
 
-Every event has `kind` (a short string, the JSONL `kind` field), `t` (seconds since the run started),
-`data` (its fields as a dict) and `to_dict()` (the flat JSON form written to the trace).
+Every event has `kind` (a short string, the JSONL `kind` field), `t` (seconds since the trace began),
+`data` (its fields as a dict) and `to_dict()` (the flat JSON form written to the trace). The trace file
+format built from them is described in docs/CONTRACTS.md ("The trajectory").
 """
 
 from __future__ import annotations
@@ -16,34 +17,33 @@ if TYPE_CHECKING:
 class BaseEvent:
     """What every event offers; sinks rely on nothing else."""
 
-    kind: str
+    kind: ClassVar[str]
     t: float
-    data: dict[str, Any]
+
+    @property
+    def data(self) -> dict[str, Any]:
+        """The event's fields as a dict (what the trace writes besides kind and t)."""
+        raise NotImplementedError
 
     def to_dict(self) -> dict[str, Any]:
         """Flat dict for JSON: kind, t, then the data."""
         return {"kind": self.kind, "t": round(self.t, 4), **self.data}
 
 
-@dataclass
-class Event(BaseEvent):
-    """An untyped event (`Trace.emit(kind, **data)` for kinds without a class of their own)."""
-
-    kind: str  # type: ignore[misc]
-    data: dict[str, Any]  # type: ignore[misc]
-    t: float = 0.0
-
-
 class TypedEvent(BaseEvent):
     """Base of the typed events: `data` is built from the dataclass fields (except `t` and hidden ones)."""
 
-    kind: ClassVar[str]  # type: ignore[misc]
+    _written: ClassVar[tuple[str, ...] | None] = None  # the fields `data` holds, worked out once per class
 
     @property
-    def data(self) -> dict[str, Any]:  # type: ignore[override]
+    def data(self) -> dict[str, Any]:
         """The event's fields as a dict (what the trace writes besides kind and t)."""
-        return {f.name: getattr(self, f.name) for f in fields(self)  # type: ignore[arg-type]
-                if f.name != "t" and not f.metadata.get("hidden")}
+        names = type(self).__dict__.get("_written")
+        if names is None:
+            names = tuple(f.name for f in fields(self)  # type: ignore[arg-type]
+                          if f.name != "t" and not f.metadata.get("hidden"))
+            type(self)._written = names
+        return {name: getattr(self, name) for name in names}
 
 
 def _hidden(default: Any = None) -> Any:
@@ -63,6 +63,38 @@ class RunStart(TypedEvent):
     notes: list[str]
     trace_path: str | None = None
     history: int = 0  # messages carried over from earlier turns
+    run: int = 0  # the run's index in its trace (a chat session's trace holds one run per turn)
+    system: str | None = None  # the system prompt sent
+    request: dict[str, Any] | None = None  # {"model", "stream", "params"}: what every request carries
+    config: dict[str, Any] | None = None  # the loop's settings (see docs/CONTRACTS.md, "The trajectory")
+    t: float = field(default=0.0, kw_only=True)
+
+
+@dataclass
+class MessageAdded(TypedEvent):
+    """A message joined the conversation, exactly as it is sent from now on.
+
+    `source`: "system", "history", "task", "reply", "tool" or "policy" (a reply policy's message: `about`
+    says why, e.g. "empty_reply", "unreadable_call", "repeated_call", "output_format").
+    """
+
+    kind: ClassVar[str] = "message"
+    index: int
+    message: dict[str, Any]
+    source: str
+    step: int | None = None
+    about: str | None = None
+    t: float = field(default=0.0, kw_only=True)
+
+
+@dataclass
+class Carried(TypedEvent):
+    """`count` messages carried over from run `from_run` of the same trace (its messages `[start, start+count)`)."""
+
+    kind: ClassVar[str] = "carried"
+    from_run: int
+    start: int
+    count: int
     t: float = field(default=0.0, kw_only=True)
 
 
@@ -113,6 +145,8 @@ class StepUsage(TypedEvent):
     recovered: str | None = None
     attempts: int = 1
     model: str | None = None
+    sent_messages: int = 0  # the request carried the run's messages [0, sent_messages)
+    wire_tool_calls: list[dict[str, Any]] | None = None  # the server's own calls, when recovery changed them
     sent_at: float | None = None  # when the request was sent: seconds since the trace began, the clock of `t`
     messages: list[dict[str, Any]] | None = _hidden()  # the conversation sent (telemetry's content capture)
     t: float = field(default=0.0, kw_only=True)
@@ -153,16 +187,20 @@ class Retry(TypedEvent):
     attempt: int
     wait: float
     reason: str
+    step: int | None = None
     t: float = field(default=0.0, kw_only=True)
 
 
 @dataclass
 class Notice(TypedEvent):
-    """Something the user should know that does not stop the run."""
+    """Something the user should know that does not stop the run; `about` names it for programs
+    (e.g. "price_unknown", "cut_answer", "repeated_call", "fallback"), `call_id` the tool call it is about."""
 
     kind: ClassVar[str] = "notice"
     message: str
     step: int | None = None
+    about: str | None = None
+    call_id: str | None = None
     t: float = field(default=0.0, kw_only=True)
 
 
@@ -212,23 +250,25 @@ class RunEnd(TypedEvent):
     steps: int
     trace_path: str | None = None
     limit: str | None = None
+    messages: int = 0  # how many messages the conversation holds at the end
     result: RunResult | None = _hidden()
     t: float = field(default=0.0, kw_only=True)
 
 
 EVENT_TYPES: dict[str, type[TypedEvent]] = {
     cls.kind: cls
-    for cls in (RunStart, ToolsSent, TextDelta, ReasoningDelta, StepUsage, ToolCallStarted, ToolCallFinished,
-                Retry, Notice, ErrorEvent, CodeExecuted, RunEnd)
+    for cls in (RunStart, MessageAdded, Carried, ToolsSent, TextDelta, ReasoningDelta, StepUsage, ToolCallStarted,
+                ToolCallFinished, Retry, Notice, ErrorEvent, CodeExecuted, RunEnd)
 }
 
 
-def make_event(kind: str, data: dict[str, Any], t: float = 0.0) -> BaseEvent:
-    """The typed event for `kind` when its fields match, else an untyped `Event`."""
+def make_event(kind: str, data: dict[str, Any], t: float = 0.0) -> TypedEvent:
+    """The typed event of `kind` built from `data` (a trace line's fields); ValueError for an unknown kind
+    or fields the kind does not have."""
     cls = EVENT_TYPES.get(kind)
-    if cls is not None:
-        try:
-            return cls(**data, t=t)  # type: ignore[call-arg]
-        except TypeError:
-            pass
-    return Event(kind, data, t)
+    if cls is None:
+        raise ValueError(f"unknown event kind {kind!r}; known: {', '.join(EVENT_TYPES)}")
+    try:
+        return cls(**data, t=t)  # type: ignore[call-arg]
+    except TypeError as exc:
+        raise ValueError(f"bad fields for a {kind!r} event: {exc}") from None

@@ -129,8 +129,8 @@ def environment_refusal(workspace: Path | str) -> str | None:
         return None
     return (
         f"refused: the workspace {ws} {where}; code confined to the workspace could change it and so run later "
-        "with your credentials. Choose another workspace (--workspace DIR), or accept the risk with "
-        "--allow-env-in-workspace (allow_env_in_workspace=True)."
+        "with your credentials. Choose another workspace (workspace= in Python, --workspace DIR on the command "
+        "line), or accept the risk (allow_env_in_workspace=True, --allow-env-in-workspace)."
     )
 
 

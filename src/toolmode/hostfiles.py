@@ -25,13 +25,14 @@ import shutil
 import stat
 from pathlib import Path
 
+from toolmode.errors import ToolmodeError
 from toolmode.redact import redact
 from toolmode.tools.safe_open import O_SEARCH_DIR, EscapeError, descend, open_beneath
 
 READ_LIMIT = 256 * 1024 * 1024  # more than any results file; stops a planted /dev/zero-like file early
 
 
-class UnsafeHostPath(PermissionError):
+class UnsafeHostPath(ToolmodeError, PermissionError):
     """A host output path goes through a symlink, a hard-linked file or something that is not a file."""
 
 
@@ -145,10 +146,15 @@ class TextAppender:
         fd = open_file(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
         self._file = open(fd, "a", encoding="utf-8", newline="")  # noqa: SIM115 - closed by close()
 
-    def write(self, text: str) -> None:
-        """Append `text` with its credentials redacted, and flush."""
+    def empty(self) -> bool:
+        """Whether the file holds nothing yet."""
+        return os.fstat(self._file.fileno()).st_size == 0
+
+    def write(self, text: str, *, flush: bool = True) -> None:
+        """Append `text` with its credentials redacted, and flush (unless told that a flushed write follows at once)."""
         self._file.write(redact(text))
-        self._file.flush()
+        if flush:
+            self._file.flush()
 
     def close(self) -> None:
         """Close the file."""

@@ -1,17 +1,22 @@
 """Structured answers: `output_type=` (a pydantic model, dataclass, TypedDict, or any type pydantic knows).
 
 The model is told the JSON schema its final answer must follow; the answer is parsed (a ```json fence
-is accepted) and validated with a pydantic `TypeAdapter`. A mismatch goes back to the model once with
-the validation error; a second mismatch ends the run with `stopped="error"`, the last answer kept.
+is accepted) and validated with a pydantic `TypeAdapter`. The reply policy `policies.OutputFormat` sends
+a mismatch back to the model once; a second mismatch ends the run with `stopped="error"`, the last answer kept.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pydantic
+
+if TYPE_CHECKING:
+    from toolmode.prompts import PromptSet
 
 RETRIES = 1
 _FENCE = re.compile(r"^\s*```(?:json|JSON)?\s*\n(.*?)\n?```\s*$", re.DOTALL)
@@ -21,6 +26,7 @@ class OutputSpec:
     """Validates final answers against `output_type`."""
 
     def __init__(self, output_type: Any) -> None:
+        _check_type(output_type)
         try:
             self.adapter: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(output_type)
             self.schema = self.adapter.json_schema()
@@ -30,11 +36,15 @@ class OutputSpec:
         self.output_type = output_type
         self.name = getattr(output_type, "__name__", str(output_type))
 
-    def instructions(self) -> str:
-        """The system-prompt paragraph describing the answer format."""
+    def instructions(self, prompts: PromptSet | None = None) -> str:
+        """The paragraph added to the task that describes the answer format (the prompt set's
+        `output_instructions`)."""
         schema = json.dumps(self.schema, ensure_ascii=False)
-        return (f"When you give the final answer, reply with only a JSON value (no other text) that matches "
-                f"this JSON schema ({self.name}): {schema}")
+        if prompts is None:
+            from toolmode.prompts import POLICIES, PromptSet, packaged
+
+            prompts = PromptSet.load([packaged(POLICIES)])
+        return prompts.text("output_instructions", name=self.name, schema=schema)
 
     def parse(self, text: str) -> tuple[Any, str | None]:
         """(value, None) when `text` is a valid answer, else (None, a one-paragraph error for the model)."""
@@ -54,10 +64,18 @@ class OutputSpec:
         except pydantic.ValidationError as exc:
             return None, _problems(exc)
 
-    def correction(self, problems: str) -> str:
-        """The user message that sends a mismatch back to the model."""
-        return (f"Your answer does not match the required format ({self.name}): {problems}. Reply again with "
-                f"only a JSON value matching the schema.")
+
+def _check_type(output_type: Any) -> None:
+    """ValueError for what pydantic would accept but every answer would then fail, or match anything:
+    a function or lambda (pydantic validates its arguments), `object` / `Any`, a type's name as a string."""
+    if output_type is object or output_type is Any:
+        raise ValueError(f"output_type {output_type!r} matches any JSON and no plain answer: give the type of the "
+                         "answer (a pydantic model, dataclass, TypedDict, list[int], Literal[...], ...)")
+    if isinstance(output_type, str):
+        raise ValueError(f"output_type {output_type!r} is a name: give the type itself")
+    if inspect.isroutine(output_type) or isinstance(output_type, functools.partial):
+        raise ValueError(f"output_type {output_type!r} is a function: give the type of the answer "
+                         "(a pydantic model, dataclass, TypedDict, list[int], ...)")
 
 
 def _problems(exc: pydantic.ValidationError) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextvars
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from toolmode.budget import Limits
 from toolmode.events import BaseEvent
@@ -20,33 +20,39 @@ if TYPE_CHECKING:  # only an annotation here; asyncio (and ssl with it) is start
     import asyncio
 
 T = TypeVar("T")
+DepsT = TypeVar("DepsT")
 
 
 @dataclass
-class RunContext:
-    """What code called during a run may need from it."""
+class RunContext(Generic[DepsT]):
+    """What code called during a run may need from it. A tool whose first parameter is annotated
+    `RunContext` (or `RunContext[MyDeps]`) receives it (the parameter is hidden from the model): `deps` is
+    what the caller passed as `agent.run(task, deps=...)`, `step` the step in progress, `limits` the run's
+    deadline and cancellation."""
 
     publish: Callable[[BaseEvent], None]
     limits: Limits
     loop: asyncio.AbstractEventLoop | None = None  # the caller's event loop, for async tools
     step: int = 0
     state: dict[int, Any] = field(default_factory=dict)  # per-run state of modes, by id(mode)
+    deps: DepsT = None  # type: ignore[assignment]  # the run's dependencies (`agent.run(task, deps=...)`), for tools that ask for them
+    run: Any = field(default=None, repr=False)  # the `Run` itself
 
 
-_CURRENT: contextvars.ContextVar[RunContext | None] = contextvars.ContextVar("toolmode_run", default=None)
+_CURRENT: contextvars.ContextVar[RunContext[Any] | None] = contextvars.ContextVar("toolmode_run", default=None)
 
 
-def current() -> RunContext | None:
+def current() -> RunContext[Any] | None:
     """The run in progress in this context, or None."""
     return _CURRENT.get()
 
 
-def activate(ctx: RunContext) -> contextvars.Token[RunContext | None]:
+def activate(ctx: RunContext[Any]) -> contextvars.Token[RunContext[Any] | None]:
     """Make `ctx` the current run (the loop does this); undo with `deactivate(token)`."""
     return _CURRENT.set(ctx)
 
 
-def deactivate(token: contextvars.Token[RunContext | None]) -> None:
+def deactivate(token: contextvars.Token[RunContext[Any] | None]) -> None:
     """Restore the run that was current before `activate`."""
     _CURRENT.reset(token)
 
@@ -78,3 +84,8 @@ def cap_timeout(seconds: float) -> float:
     if ctx is None:
         return seconds
     return max(0.1, min(seconds, ctx.limits.remaining()))
+
+
+def is_context_annotation(hint: Any) -> bool:
+    """Whether a parameter annotation asks for the run's context (`RunContext` or `RunContext[...]`)."""
+    return hint is RunContext or getattr(hint, "__origin__", None) is RunContext

@@ -85,14 +85,6 @@ def resolve(value: bool | TelemetrySettings | None) -> TelemetrySettings | None:
     return TelemetrySettings() if env_flag(SWITCH_ENV) else None
 
 
-def make_sink(settings: TelemetrySettings) -> Any:
-    """A fresh OpenTelemetry sink for one trace; MissingOtelExtra when the extra is not installed."""
-    require_extra()
-    from toolmode.otel.sink import OtelSink
-
-    return OtelSink(settings)
-
-
 def require_extra() -> None:
     """Raise MissingOtelExtra, with the install command, when `opentelemetry-api` cannot be imported."""
     try:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -32,7 +32,9 @@ class Usage:
 
     def to_dict(self) -> dict[str, int]:
         """Plain dict for JSON."""
-        return asdict(self)
+        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+                "cached_tokens": self.cached_tokens, "reasoning_tokens": self.reasoning_tokens,
+                "requests": self.requests}
 
     @classmethod
     def from_api(cls, usage: Mapping[str, Any] | None) -> Usage:

@@ -240,7 +240,7 @@ CHARTS: dict[str, tuple[str, str, str, bool]] = {
 
 def all_charts(cells: list[Cell], out_dir: Path, *, scripted: bool) -> dict[str, Path]:
     """Write the four charts; return {name: path}."""
-    paths = {}
+    paths: dict[str, Path] = {}
     for name in ("tokens", "prompt_growth", "success", "cost"):
         if name == "prompt_growth":
             paths[name] = prompt_growth(cells, out_dir / "prompt_growth.png", scripted=scripted)

@@ -11,10 +11,11 @@ from urllib.parse import urlsplit
 
 from toolmode.bench.results import SETTINGS, BenchDirError, read_settings
 from toolmode.bench.task import Task
+from toolmode.errors import ToolmodeError
 from toolmode.redact import redact
 
 
-class BenchUsageError(ValueError):
+class BenchUsageError(ToolmodeError, ValueError):
     """The bench cannot start as asked; the message says why and what to do."""
 
 

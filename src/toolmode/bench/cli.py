@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -20,13 +21,14 @@ from toolmode.bench.checks import (
     saved_settings,
 )
 from toolmode.bench.episode import BenchConfig
-from toolmode.bench.modespec import parse_modes
+from toolmode.bench.modespec import ModeSpec, parse_modes
 from toolmode.bench.results import RESULTS, BenchDirError, read_results, write_settings
 from toolmode.bench.source import TaskSource
 from toolmode.bench.stats import SCRIPTED_NOTE
 from toolmode.bench.task import Task
 from toolmode.bench.trust import check_resume, signed
-from toolmode.cli import add_model_args
+from toolmode.cliargs import add_model_args
+from toolmode.defaults import BENCH_MAX_STEPS, DEFAULT_MAX_RESULT_CHARS
 from toolmode.textsafe import escape_control
 
 DEFAULT_MODES = "react,code,hybrid,code+search"
@@ -111,8 +113,9 @@ def task_source(settings: dict[str, Any]) -> TaskSource:
 
 
 def _settings(args: argparse.Namespace | None, saved: dict[str, Any]) -> dict[str, Any]:
-    defaults = {"modes": DEFAULT_MODES, "runs": 3, "seed": 0, "max_steps": 12, "max_result_chars": 4000,
-                "sandbox": "auto", "stream": False, "scripted": False, "failing": False}  # fmt: skip
+    defaults = {"modes": DEFAULT_MODES, "runs": 3, "seed": 0, "max_steps": BENCH_MAX_STEPS,
+                "max_result_chars": DEFAULT_MAX_RESULT_CHARS, "sandbox": "auto", "stream": False, "scripted": False,
+                "failing": False}  # fmt: skip
     out = {k: saved.get(k, defaults.get(k)) for k in _SAVED}
     for key in _SAVED:
         value = None if args is None else getattr(args, key)
@@ -131,14 +134,40 @@ def bench_main(argv: list[str]) -> int:
         return 2
 
 
+@dataclass
+class _Plan:
+    """A bench checked and ready to run: where, what, how, and with which executor."""
+
+    where: Path
+    settings: dict[str, Any]
+    saved: dict[str, Any]
+    source: TaskSource
+    tasks: list[Task]
+    specs: list[ModeSpec]
+    config: BenchConfig
+
+
 def _bench(args: argparse.Namespace) -> int:
     from rich.console import Console
-    from rich.markup import escape
 
     console = Console()
     if args.report:
         _print_paths(console, _report(Path(args.report), console, charts=not args.no_charts))
         return 0
+    plan = _plan(args)
+    if args.list:
+        _list_tasks(console, plan.tasks)
+        return 0
+    _check_endpoint(args, plan.config, console)
+    _start_dir(plan)
+    code = _run(args, plan, console)
+    if code == 0:
+        _print_paths(console, _report(plan.where, console, charts=not args.no_charts))
+    return code
+
+
+def _plan(args: argparse.Namespace) -> _Plan:
+    """The settings (saved ones and these options), the tasks and the modes, each checked."""
     where, saved = saved_settings(args.resume, args.out)
     settings = _settings(args, saved)
     if where is not None and saved:
@@ -155,75 +184,85 @@ def _bench(args: argparse.Namespace) -> int:
         specs = parse_modes(settings["modes"])
     except ValueError as exc:
         raise BenchUsageError(f"--modes: {exc}") from None
-    if args.executor not in EXECUTORS:
-        raise BenchUsageError(f"unknown executor {args.executor!r}; known: {', '.join(EXECUTORS)}")
-    if args.ray_address and args.executor != "ray":
-        raise BenchUsageError("--ray-address needs --executor ray")
+    _check_executor(args)
     if settings["scripted"]:
         from toolmode.bench.players import PLAYERS
 
         check_scripted_players(tasks, PLAYERS)
-    if args.list:
-        for t in tasks:
-            console.print(f"[bold]{escape(t.name)}[/] ({escape(t.kind)}): {escape(t.prompt[:100])}", highlight=False)
-        return 0
-    config = BenchConfig(
-        model=settings["model"], base_url=settings["base_url"], api_key_env=settings["api_key_env"],
-        preset=settings["preset"], max_steps=settings["max_steps"], max_result_chars=settings["max_result_chars"],
-        sandbox=settings["sandbox"], stream=bool(settings["stream"]), scripted=bool(settings["scripted"]),
-        failing=bool(settings["failing"]), temperature=settings["temperature"], max_tokens=settings["max_tokens"],
-        request_timeout=settings["request_timeout"],
-    )  # fmt: skip
+    where = where or Path(f"runs/bench-{datetime.now():%Y%m%d-%H%M%S}")
+    return _Plan(where, settings, saved, source, tasks, specs, _config(settings))
+
+
+def _check_executor(args: argparse.Namespace) -> None:
+    if args.executor not in EXECUTORS:
+        raise BenchUsageError(f"unknown executor {args.executor!r}; known: {', '.join(EXECUTORS)}")
+    if args.ray_address and args.executor != "ray":
+        raise BenchUsageError("--ray-address needs --executor ray")
+
+
+def _config(settings: dict[str, Any]) -> BenchConfig:
+    keys = ("model", "base_url", "api_key_env", "preset", "max_steps", "max_result_chars", "sandbox", "temperature",
+            "max_tokens", "request_timeout")
+    return BenchConfig(**{k: settings[k] for k in keys}, stream=bool(settings["stream"]),
+                       scripted=bool(settings["scripted"]), failing=bool(settings["failing"]))
+
+
+def _list_tasks(console: Any, tasks: list[Task]) -> None:
+    from rich.markup import escape
+
+    for t in tasks:
+        console.print(f"[bold]{escape(t.name)}[/] ({escape(t.kind)}): {escape(t.prompt[:100])}", highlight=False)
+
+
+def _check_endpoint(args: argparse.Namespace, config: BenchConfig, console: Any) -> None:
+    """Before anything is written: the model can be reached (a key), Ray is there; warn of too many jobs."""
     if not config.scripted and (problem := _preflight(config)):
         raise BenchUsageError(problem)
     if args.executor == "ray" and (problem := _ray_preflight(args.ray_address)):
         raise BenchUsageError(problem)
-    where = where or Path(f"runs/bench-{datetime.now():%Y%m%d-%H%M%S}")
-    read_results(where)  # a corrupt results file stops the bench here, before anything is written
     if not config.scripted and (warning := _jobs_warning(config, args.jobs)):
+        from rich.markup import escape
+
         console.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
-    settings["tasks_run"] = [t.name for t in tasks]
-    settings.setdefault("started", saved.get("started") or datetime.now().isoformat(timespec="seconds"))
+
+
+def _start_dir(plan: _Plan) -> None:
+    """Check the results file (a corrupt one stops the bench here) and write the settings."""
+    read_results(plan.where)
+    settings = plan.settings
+    settings["tasks_run"] = [t.name for t in plan.tasks]
+    settings.setdefault("started", plan.saved.get("started") or datetime.now().isoformat(timespec="seconds"))
     try:
-        os.close(hostfiles.open_dir(where))  # never through a planted link
-        write_settings(where, signed({**settings, "tasks": settings["tasks"], "task_order": settings["tasks_run"],
-                                      "mode_order": [s.label for s in specs]}))  # fmt: skip
+        os.close(hostfiles.open_dir(plan.where))  # never through a planted link
+        write_settings(plan.where, signed({**settings, "task_order": settings["tasks_run"],
+                                           "mode_order": [s.label for s in plan.specs]}))  # fmt: skip
     except OSError as exc:
-        raise BenchUsageError(f"cannot write the bench directory {where}: {exc.strerror or exc}") from None
-    if config.scripted:
-        console.print(f"[bold red]SCRIPTED run: {SCRIPTED_NOTE}.[/]")
-    console.print(
-        f"bench directory: {escape(str(where))}  ({len(tasks)} tasks × {len(specs)} modes × {settings['runs']} runs)"
-    )
+        raise BenchUsageError(f"cannot write the bench directory {plan.where}: {exc.strerror or exc}") from None
+
+
+def _run(args: argparse.Namespace, plan: _Plan, console: Any) -> int:
+    """Run the episodes; 0 when they all came back, else the exit status (the reason printed)."""
+    from rich.markup import escape
+
     from toolmode.bench.earlystop import BenchStopped
     from toolmode.bench.runner import BenchAbandoned, run_bench
 
+    where = plan.where
+    if plan.config.scripted:
+        console.print(f"[bold red]SCRIPTED run: {SCRIPTED_NOTE}.[/]")
+    console.print(f"bench directory: {escape(str(where))}  ({len(plan.tasks)} tasks × {len(plan.specs)} modes × "
+                  f"{plan.settings['runs']} runs)")
     resume = escape(f"Finished episodes are saved in {where / RESULTS}; resume with: toolmode bench --resume {where}")
-    executor = None
+    executor = _executor(args, plan)
     try:
-        if args.executor == "ray":
-            from toolmode.bench.ray_executor import ExecutorError, RayExecutor
-
-            try:
-                executor = RayExecutor(where, config, source, args.ray_address)
-            except ExecutorError as exc:
-                raise BenchUsageError(str(exc)) from None
-        run_bench(tasks, specs, int(settings["runs"]), where, config, jobs=args.jobs,
-                  base_seed=int(settings["seed"]), retry_errors=args.retry_errors,
+        run_bench(plan.tasks, plan.specs, int(plan.settings["runs"]), where, plan.config, jobs=args.jobs,
+                  base_seed=int(plan.settings["seed"]), retry_errors=args.retry_errors,
                   progress=not args.no_progress, executor=executor)  # fmt: skip
-        if executor is not None:
-            console.print(executor.summary(), highlight=False)
-        if executor is not None and executor.lost:
-            console.print(f"[yellow]{executor.lost} episode(s) never came back[/] ({escape(escape_control(executor.errors[-1]))}); "
-                          f"they are not recorded. {resume}", soft_wrap=True, highlight=False)  # fmt: skip
-            return 1
+        return 0 if executor is None else _executor_done(console, executor, resume)
     except BenchStopped as exc:
-        print(
-            f"toolmode bench: stopped early: {escape_control(exc.reason)}. Fix the endpoint, key or model and resume with: "
-            f"toolmode bench --resume {where} (episodes that failed this way run again)",
-            file=sys.stderr,
-            flush=True,
-        )
+        print(f"toolmode bench: stopped early: {escape_control(exc.reason)}. Fix the endpoint, key or model and "
+              f"resume with: toolmode bench --resume {where} (episodes that failed this way run again)",
+              file=sys.stderr, flush=True)
         return 1
     except BenchAbandoned as exc:
         console.print(f"[yellow]abandoned {exc.running} running episode(s)[/]: not recorded, they run again "
@@ -235,8 +274,31 @@ def _bench(args: argparse.Namespace) -> int:
     finally:
         if executor is not None:
             executor.close()
-    _print_paths(console, _report(where, console, charts=not args.no_charts))
-    return 0
+
+
+def _executor(args: argparse.Namespace, plan: _Plan) -> Any:
+    """None for the local executor; a RayExecutor (its errors are usage errors) for --executor ray."""
+    if args.executor != "ray":
+        return None
+    from toolmode.bench.ray_executor import ExecutorError, RayExecutor
+
+    try:
+        return RayExecutor(plan.where, plan.config, plan.source, args.ray_address)
+    except ExecutorError as exc:
+        raise BenchUsageError(str(exc)) from None
+
+
+def _executor_done(console: Any, executor: Any, resume: str) -> int:
+    """Print a Ray executor's summary; 1 when episodes never came back."""
+    from rich.markup import escape
+
+    console.print(executor.summary(), highlight=False)
+    if not executor.lost:
+        return 0
+    console.print(f"[yellow]{executor.lost} episode(s) never came back[/] "
+                  f"({escape(escape_control(executor.errors[-1]))}); they are not recorded. {resume}",
+                  soft_wrap=True, highlight=False)  # fmt: skip
+    return 1
 
 
 def _report(where: Path, console: Any, *, charts: bool) -> Any:

@@ -41,7 +41,7 @@ REAL_MODEL_HINT = (
 def demo_main(argv: list[str]) -> int:
     """Entry point of `toolmode demo`; returns the exit status. Without `--out`, the results go to a
     temporary folder that is removed at the end (kept when the demo fails, to inspect its traces)."""
-    from toolmode.cli import OneLineParser
+    from toolmode.cliargs import OneLineParser
 
     parser = OneLineParser(prog="toolmode demo", description="Scripted demo: no API key, no network.")
     parser.add_argument(

@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from toolmode.errors import ToolmodeError
+
 STOP_AFTER = 3
 
 _STATUS = re.compile(r"model API error (\d{3}) from ")
@@ -84,7 +86,7 @@ class EarlyStop:
         return self.reason
 
 
-class BenchStopped(RuntimeError):
+class BenchStopped(ToolmodeError, RuntimeError):
     """The bench stopped early (see EarlyStop); `reason` says why, `running` episodes were abandoned."""
 
     def __init__(self, reason: str, running: int = 0) -> None:

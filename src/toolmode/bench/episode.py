@@ -7,7 +7,7 @@ import time
 import traceback
 from collections.abc import Callable
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -16,6 +16,8 @@ from toolmode import hostfiles
 from toolmode.bench.fixtures import FixtureServer
 from toolmode.bench.modespec import ModeSpec
 from toolmode.bench.task import Task, TaskEnv
+from toolmode.defaults import BENCH_MAX_STEPS, DEFAULT_MAX_RESULT_CHARS
+from toolmode.settings import LimitSettings, ModelSettings, settings_from_options
 
 SCRIPTED_MODEL = "deepseek-v4-flash"  # scripted runs are priced as this model, so cost figures exist
 MAX_ANSWER_CHARS = 2000
@@ -29,8 +31,8 @@ class BenchConfig:
     base_url: str | None = None
     api_key_env: str | None = None
     preset: str | None = None
-    max_steps: int = 12
-    max_result_chars: int = 4000
+    max_steps: int = BENCH_MAX_STEPS
+    max_result_chars: int = DEFAULT_MAX_RESULT_CHARS
     sandbox: str = "auto"
     stream: bool = False
     scripted: bool = False
@@ -40,6 +42,12 @@ class BenchConfig:
     temperature: float | None = None
     max_tokens: int | None = None
     request_timeout: float | None = None
+
+    def settings(self, task: Task) -> tuple[ModelSettings, LimitSettings]:
+        """The model and limit settings of an episode of `task`, built as the command line builds them."""
+        options = {k: getattr(self, k) for k in ("model", "base_url", "api_key_env", "preset", "stream",
+                                                  "temperature", "max_tokens", "request_timeout", "max_result_chars")}
+        return settings_from_options({**options, "max_steps": task.max_steps or self.max_steps})
 
 
 def episode_dir(bench_dir: Path, task: str, mode: str, run: int) -> Path:
@@ -86,40 +94,20 @@ def run_episode(
                 base_url = stack.enter_context(FixtureServer(task.pages(seed))).base_url
             env = TaskEnv(workspace=workspace, seed=seed, facts=facts, base_url=base_url, mode=spec.mode)
             tools = task.tools(env)
-            agent_kwargs = spec.agent_kwargs(task, tools)
+            model, limits = config.settings(task)
             server = None
-            model_kwargs: dict[str, Any] = {
-                "model": config.model,
-                "base_url": config.base_url,
-                "api_key_env": config.api_key_env,
-                "preset": config.preset,
-            }
             if config.scripted:
                 server = stack.enter_context(_scripted_server(task, config))
-                model_kwargs = {
-                    "model": config.model or SCRIPTED_MODEL,
-                    "base_url": server.base_url,
-                    "api_key": "scripted",
-                }
+                model = replace(model, model=config.model or SCRIPTED_MODEL, base_url=server.base_url,
+                                api_key="scripted", preset=None, api_key_env=None)
             from toolmode.agent import Agent
-            from toolmode.cli import model_params
+            from toolmode.settings import OutputSettings, SandboxSettings
 
-            agent = stack.enter_context(
-                Agent(
-                    tools,
-                    **agent_kwargs,
-                    **model_kwargs,
-                    workspace=workspace,
-                    max_steps=task.max_steps or config.max_steps,
-                    max_result_chars=config.max_result_chars,
-                    console=config.console,
-                    runs_dir=where,
-                    stream=config.stream,
-                    sandbox=config.sandbox,
-                    model_params=model_params(config.temperature, config.max_tokens),
-                    request_timeout=config.request_timeout or 120.0,
-                )
-            )
+            agent = stack.enter_context(Agent(
+                tools, spec.mode_settings(task, tools), model=model, limits=limits,
+                sandbox=SandboxSettings(workspace, config.sandbox),
+                output=OutputSettings(console=config.console, runs_dir=where),
+            ))
             if register is not None:
                 register(agent.close)
             record["model"] = agent.model.model

@@ -1,4 +1,4 @@
-"""Mode specs on the command line (`react`, `code+search`, `react+proxy`, ...) and the Agent kwargs they mean."""
+"""Mode specs on the command line (`react`, `code+search`, `react+proxy`, ...) and the mode settings they mean."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolmode.bench.task import Task
+from toolmode.modes.registry import mode_names, option_names
+from toolmode.settings import ModeSettings
 from toolmode.tools.base import Tool
 
 _SEARCH_WORDS = {"search", "load", "proxy"}
@@ -20,33 +22,37 @@ class ModeSpec:
     search: str | None = None
     hide: bool = False
 
-    def agent_kwargs(self, task: Task, tools: list[Tool]) -> dict[str, Any]:
-        """`mode`, `search`, `visible` and `direct` for an Agent running `task` with `tools`."""
+    def mode_settings(self, task: Task, tools: list[Tool]) -> ModeSettings:
+        """The mode settings for an Agent running `task` with `tools`: the task's direct tools for a mode
+        that takes `direct`, react's `search` style, and which tools are visible when the spec hides."""
         names = [t.name for t in tools]
-        direct = [n for n in (task.direct or []) if n in names] if self.mode == "hybrid" else []
-        kwargs: dict[str, Any] = {"mode": self.mode, "search": self.search}
+        takes = option_names(self.mode)
+        direct = [n for n in (task.direct or []) if n in names] if "direct" in takes else []
+        options: dict[str, Any] = {"search": self.search} if self.search else {}
         if direct:
-            kwargs["direct"] = direct
+            options["direct"] = direct
+        visible = None
         if self.hide:
             # Direct tools stay visible: hybrid sends them as they are.
-            kwargs["visible"] = [n for n in names if n not in set(task.hidden) or n in direct]
-        return kwargs
+            visible = [n for n in names if n not in set(task.hidden) or n in direct]
+        return ModeSettings(self.mode, visible=visible, options=options)
 
 
 def parse_mode(spec: str) -> ModeSpec:
-    """Parse `react`, `code`, `hybrid`, optionally `+search` (`+load`/`+proxy` for react)."""
+    """Parse a registered mode's name (`react`, `code`, `hybrid`, ...), optionally with `+search` (react:
+    `+load` or `+proxy`): the task's hidden tools are then found by search."""
     label = spec.strip().lower()
     base, _, variant = label.partition("+")
-    if base not in ("react", "code", "hybrid"):
-        raise ValueError(f"unknown mode {spec!r}: use react, code or hybrid, optionally +search")
+    if base not in mode_names():
+        raise ValueError(f"unknown mode {spec!r}: use {', '.join(mode_names())}, optionally +search")
     if not variant:
         return ModeSpec(label, base)
     if variant not in _SEARCH_WORDS:
         raise ValueError(f"unknown variant {variant!r} in {spec!r}: use +search (+load, +proxy for react)")
-    if base == "react":
+    if "search" in option_names(base):  # react: the search style is an option
         return ModeSpec(label, base, "proxy" if variant == "proxy" else "load", hide=True)
     if variant == "proxy":
-        raise ValueError(f"{spec!r}: proxy search is for react; code and hybrid use +search")
+        raise ValueError(f"{spec!r}: proxy search is for react; other modes use +search")
     return ModeSpec(label, base, None, hide=True)
 
 

@@ -72,9 +72,9 @@ def numbers_in(text: str) -> list[float]:
             value = -value
         found.append((m.start(), value))
     for m in _CN_NUMBER.finditer(text):
-        value = chinese_int(m.group())
-        if value is not None and not (len(m.group()) == 1 and m.group() in "万亿千百十"):
-            found.append((m.start(), float(value)))
+        number = chinese_int(m.group())
+        if number is not None and not (len(m.group()) == 1 and m.group() in "万亿千百十"):
+            found.append((m.start(), float(number)))
     return [v for _, v in sorted(found, key=lambda p: p[0])]
 
 

@@ -23,13 +23,14 @@ from toolmode.bench.episode import BenchConfig, run_episode
 from toolmode.bench.modespec import parse_mode
 from toolmode.bench.runner import Episode
 from toolmode.bench.source import TaskSource
+from toolmode.errors import ToolmodeError
 
 RETRIES = 3  # Ray reruns an episode whose worker or node died this many times
 CONNECT_TIMEOUT = 5.0
 LOCAL_OBJECT_STORE = 256 * 1024 * 1024  # a local cluster started here moves result rows only
 
 
-class ExecutorError(RuntimeError):
+class ExecutorError(ToolmodeError, RuntimeError):
     """The executor cannot start (Ray missing, or no cluster at the address): one line for the user."""
 
 

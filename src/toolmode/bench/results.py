@@ -14,12 +14,13 @@ from typing import Any
 
 from toolmode import hostfiles
 from toolmode.bounded import loads_json
+from toolmode.errors import ToolmodeError
 
 RESULTS = "results.jsonl"
 SETTINGS = "bench.json"
 
 
-class BenchDirError(ValueError):
+class BenchDirError(ToolmodeError, ValueError):
     """A bench directory or one of its files cannot be used; the message is one line, fit for a user."""
 
 

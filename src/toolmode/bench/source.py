@@ -33,7 +33,7 @@ class TaskSource:
 def _load(source: TaskSource) -> tuple[Task, ...]:
     from toolmode.bench.suite import builtin_suite, select
     from toolmode.bench.task import load_tasks
-    from toolmode.cli import comma_list
+    from toolmode.cliargs import comma_list
 
     if source.suite not in SUITES:
         raise ValueError(f"unknown suite {source.suite!r}; known: {', '.join(SUITES)}")

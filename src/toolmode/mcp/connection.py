@@ -143,7 +143,7 @@ class Connection:
         )
         if self._stderr is None:
             return stdio_client(params)
-        return stdio_client(params, errlog=self._stderr)
+        return stdio_client(params, errlog=self._stderr)  # type: ignore[arg-type]  # a text file
 
 
 def close_all() -> None:

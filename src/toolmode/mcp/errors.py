@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from toolmode.errors import ToolmodeError
 
-class McpError(RuntimeError):
+
+class McpError(ToolmodeError, RuntimeError):
     """Base class of the errors an MCP server or tool call can cause."""
 
 

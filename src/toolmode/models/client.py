@@ -19,23 +19,17 @@ from toolmode.defaults import DEFAULT_IDLE_TIMEOUT
 from toolmode.events import ReasoningDelta, Retry, TextDelta
 from toolmode.models.bounded import BoundedRequest, Exchange, Overdue
 from toolmode.models.encoding import RequestEncoder
+from toolmode.models.errors import MissingApiKey, ModelError
 from toolmode.models.presets import Preset, preset_for
 from toolmode.models.recovery import TextCallRecovery
 from toolmode.models.reply import Reply, ToolCall
+from toolmode.models.text_calls import RUN_CODE
 from toolmode.usage import Usage
 
 if TYPE_CHECKING:  # the SDK takes ~0.5 s to import: loaded by the first client, not by `import toolmode`
     import openai
 
 RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504, 529}
-
-
-class ModelError(RuntimeError):
-    """A model request failed for good; the message is one line, fit to show a user."""
-
-
-class MissingApiKey(ModelError):
-    """The endpoint needs an API key and none was found."""
 
 
 class _Retryable(Exception):
@@ -71,6 +65,10 @@ class ModelClient:
     (default 60; None: no limit) is given up and retried.
     Tool calls written as text are read by a `TextCallRecovery` post-processor.
     """
+
+    # Every wait above is bounded by the run's limits and ends on its cancellation (`BoundedRequest`,
+    # `Limits.sleep`), so the loop calls `chat` on the run's own thread (`models.base.ask_model`).
+    interruptible = True
 
     def __init__(
         self,
@@ -128,7 +126,12 @@ class ModelClient:
         """Close the HTTP connection pool."""
         self._client.close()
 
-    def chat(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] = ()) -> Reply:
+    def request_info(self) -> dict[str, Any]:
+        """What every request carries besides the conversation (recorded in the trace, for replay)."""
+        return {"model": self.model, "stream": self.stream, "params": dict(self.params)}
+
+    def chat(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] = (), *,
+             code_tool: str | None = RUN_CODE) -> Reply:
         """Send one chat-completions request (retrying transient failures) and return the reply.
 
         Inside a run, the run's deadline also bounds the retries, retry waits end at once on cancellation,
@@ -176,7 +179,7 @@ class ModelClient:
                     run.limits.sleep(wait)
         reply.model_seconds = time.monotonic() - started
         reply.attempts = attempt
-        self.recovery.recover(reply, tools)
+        self.recovery.recover(reply, tools, code_tool)  # the mode names its code tool (`code_tool`)
         return reply
 
     def _client_for(self, remaining: float) -> openai.OpenAI:
@@ -335,7 +338,7 @@ class _translate_errors:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> bool:
+    def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> bool:  # type: ignore[exit-return]
         if exc is None:
             return False
         import openai

@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from toolmode.bounded import ParseLimitError, loads_json
+from toolmode.errors import ToolmodeError
 
 MAX_TEXT = 200_000  # a reply longer than this is not a call worth parsing
 _MAX_DEPTH = 60
@@ -20,7 +21,7 @@ _LINE = re.compile(r"[^\r\n]*(?:\r\n?|\n)|[^\r\n]+\Z")  # lines as Python's toke
 _NAMES = {"true": True, "false": False, "null": None, "True": True, "False": False, "None": None}
 
 
-class LenientError(ValueError):
+class LenientError(ToolmodeError, ValueError):
     """The text is neither JSON nor a Python literal; the message says why in one line."""
 
 
@@ -85,7 +86,7 @@ class Segments:
         """The source text of `node` (offsets count UTF-8 bytes, as in `ast`), or None without positions."""
         end_line, end_col = getattr(node, "end_lineno", None), getattr(node, "end_col_offset", None)
         line, col = getattr(node, "lineno", None), getattr(node, "col_offset", None)
-        if None in (line, col, end_line, end_col):
+        if line is None or col is None or end_line is None or end_col is None:
             return None
         if line == end_line:
             return self._line(line)[col:end_col].decode(errors="replace")
@@ -119,8 +120,8 @@ def _literal(node: ast.AST, source: Segments, depth: int) -> Any:
         return [_literal(e, source, depth + 1) for e in node.elts]
     if (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd)
             and isinstance(node.operand, ast.Constant) and type(node.operand.value) in (int, float)):
-        value = node.operand.value
-        return -value if isinstance(node.op, ast.USub) else value
+        number: Any = node.operand.value
+        return -number if isinstance(node.op, ast.USub) else number
     raise LenientError(f"not a literal value: {type(node).__name__}")
 
 

@@ -26,22 +26,34 @@ class TextCallRecovery:
     def __init__(self, *, text_calls: bool = True, code_blocks: bool = False) -> None:
         self.text_calls = text_calls
         self.code_blocks = code_blocks
+        self._known: tuple[Sequence[dict[str, Any]], Tools] | None = None  # the last tool list read, by identity
 
-    def recover(self, reply: Reply, tools: Sequence[dict[str, Any]]) -> Reply:
-        """Fill `reply.tool_calls` / `reply.recovered` / `reply.problem` from what the model wrote."""
+    def _tools(self, tools: Sequence[dict[str, Any]], code_tool: str | None) -> Tools:
+        """`Tools.from_schemas(tools, code_tool)`, kept while the same list object comes again (modes reuse theirs)."""
+        known = self._known
+        if known is None or known[0] is not tools or known[1].code_tool != code_tool:
+            known = self._known = (tools, Tools.from_schemas(tools, code_tool))
+        return known[1]
+
+    def recover(self, reply: Reply, tools: Sequence[dict[str, Any]], code_tool: str | None = RUN_CODE) -> Reply:
+        """Fill `reply.tool_calls` / `reply.recovered` / `reply.problem` from what the model wrote; `code_tool`
+        is the tool that takes a whole program (the mode's; None: no program is read from the text)."""
         if not tools or not (self.text_calls or self.code_blocks):
             return reply
-        known = Tools.from_schemas(tools)
+        known = self._tools(tools, code_tool)
         if reply.tool_calls:
             if self.text_calls:
-                reply.tool_calls = [_repair(c, known) for c in reply.tool_calls]
+                sent = reply.tool_calls
+                reply.tool_calls = [_repair(c, known) for c in sent]
+                if any(a is not b for a, b in zip(sent, reply.tool_calls, strict=True)):
+                    reply.wire_calls = sent  # kept for the trace: what the server really sent
                 marks = {c.recovered for c in reply.tool_calls} - {None}
-                reply.recovered = next(iter(sorted(marks)), None)  # type: ignore[arg-type]
+                reply.recovered = next(iter(sorted(m for m in marks if m is not None)), None)
             return reply
         if not reply.content:
             return reply
         if not self.text_calls:  # only fenced programs are read, so nothing else is judged either
-            calls = recover_code_call(reply.content) if RUN_CODE in known.params else []
+            calls = recover_code_call(reply.content, code_tool) if code_tool and code_tool in known.params else []
             if calls:
                 reply.tool_calls, reply.recovered = calls, "code"
             return reply
@@ -58,7 +70,7 @@ def _repair(call: ToolCall, known: Tools) -> ToolCall:
     arguments = call.arguments
     mark = None
     try:
-        loads_json(arguments or "{}")
+        call.decoded()
     except ValueError:
         try:
             value = loads_lenient(arguments)

@@ -22,6 +22,26 @@ class ToolCall:
     name: str
     arguments: str
     recovered: str | None = None
+    _parsed: tuple[str, Any, ValueError | None] | None = field(default=None, init=False, repr=False, compare=False)
+
+    def decoded(self) -> Any:
+        """The arguments as JSON, parsed once and within bounds of size and nesting (empty text: `{}`);
+        raises json.JSONDecodeError when they are not JSON. The one place a call's arguments are parsed."""
+        text = self.arguments
+        parsed = self._parsed
+        if parsed is None or parsed[0] is not text:
+            try:
+                parsed = (text, loads_json(text) if text.strip() else {}, None)
+            except json.JSONDecodeError as exc:
+                parsed = (text, None, exc)
+            self._parsed = parsed
+        if parsed[2] is not None:
+            raise parsed[2]
+        return parsed[1]
+
+    def to_event(self) -> dict[str, Any]:
+        """The call as the trace's `reply` event lists it."""
+        return {"id": self.id, "name": self.name, "arguments": self.arguments, "recovered": self.recovered}
 
     def to_message(self) -> dict[str, Any]:
         """The OpenAI wire form, for the assistant message replayed in later requests.
@@ -32,7 +52,7 @@ class ToolCall:
         """
         arguments = self.arguments if self.arguments.strip() else "{}"
         try:
-            ok = isinstance(loads_json(arguments), dict)
+            ok = isinstance(self.decoded(), dict)
         except ValueError:
             ok = False
         if not ok:
@@ -61,6 +81,7 @@ class Reply:
     attempts: int = 1
     model: str | None = None  # which model answered, when it is not the one asked (FallbackModel)
     problem: str | None = None
+    wire_calls: list[ToolCall] | None = None  # the native calls as the server sent them, when recovery changed them
 
     def message(self) -> dict[str, Any]:
         """The assistant message to append to the conversation.

@@ -51,10 +51,11 @@ class Tools:
 
     params: dict[str, list[str]]
     code_functions: dict[str, list[str]] = field(default_factory=dict)
+    code_tool: str | None = RUN_CODE  # the tool that takes a whole program (the mode says which)
 
     @classmethod
-    def from_schemas(cls, schemas: Sequence[dict[str, Any]]) -> Tools:
-        """From the tool schemas of the request (the functions inside run_code come from its description)."""
+    def from_schemas(cls, schemas: Sequence[dict[str, Any]], code_tool: str | None = RUN_CODE) -> Tools:
+        """From the tool schemas of the request (the functions inside the code tool come from its description)."""
         params: dict[str, list[str]] = {}
         inner: dict[str, list[str]] = {}
         for s in schemas:
@@ -63,9 +64,9 @@ class Tools:
             if not isinstance(name, str):
                 continue
             params[name] = list((fn.get("parameters") or {}).get("properties") or {})
-            if name == RUN_CODE:
+            if code_tool and name == code_tool:
                 inner = functions_in_description(str(fn.get("description") or ""))
-        return cls(params, {n: p for n, p in inner.items() if n not in params})
+        return cls(params, {n: p for n, p in inner.items() if n not in params}, code_tool)
 
     def known(self, name: str) -> bool:
         """A tool that was sent or a function inside run_code."""
@@ -112,10 +113,10 @@ def find_text_calls(content: str | None, tools: Tools, *, code_blocks: bool = Fa
         finder.json_block(content.strip(), bare=True)  # a call, then text (often a guessed answer): the call runs
     if finder.calls:
         return TextCalls(finder.calls, finder.kind)
-    if code_blocks and RUN_CODE in tools.params:
+    if code_blocks and tools.code_tool and tools.code_tool in tools.params:
         programs = [b for b in py_blocks if b.strip()]
         if len(programs) == 1:
-            return TextCalls([_code_call(_print_last_expression(programs[0]), "code")], "code")
+            return TextCalls([_code_call(_print_last_expression(programs[0]), "code", tools.code_tool)], "code")
     return TextCalls(problem=finder.problem or _call_like(content, tools))
 
 
@@ -207,7 +208,7 @@ class _Finder:
                 args = ", ".join(f"{k}={v!r}" for k, v in arguments.items())
             else:
                 args = f"**{arguments!r}"
-            self.calls.append(_code_call(f"print({name}({args}))\n", f"{kind}->code"))
+            self.calls.append(_code_call(f"print({name}({args}))\n", f"{kind}->code", self.tools.code_tool or RUN_CODE))
 
     # JSON ---------------------------------------------------------------------------------------
 
@@ -233,7 +234,8 @@ class _Finder:
         if not m:
             return None
         name, param, value = m.groups()
-        if (name, param) != (RUN_CODE, "code") or RUN_CODE not in self.tools.params:
+        code_tool = self.tools.code_tool
+        if (name, param) != (code_tool, "code") or code_tool not in self.tools.params:
             return None  # only a program is long enough to be written this loosely
         if re.search(r'"\s*\}\s*\}', value):
             return None  # the string ended and text (another call, prose) follows: not one loose program

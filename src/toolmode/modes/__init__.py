@@ -1,4 +1,4 @@
-"""Modes: which tool definitions are sent, and how a call is handled."""
+"""Modes: which tool definitions are sent, and how a call is handled. See `toolmode.modes.registry`."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from toolmode.modes.base import Catalog, Mode, UnknownTool
-
-MODES = ("react", "code", "hybrid")
+from toolmode.modes.base import Catalog, Mode, ModeSetup, UnknownTool
+from toolmode.modes.registry import build_mode, mode_class, mode_names, register_mode
+from toolmode.settings import PromptSettings, SandboxSettings
 
 
 def make_mode(
@@ -18,7 +18,7 @@ def make_mode(
     search: str | None = None,
     visible: Sequence[str] | None = None,
     direct: Sequence[str] | None = None,
-    workspace: Path | str = ".",
+    workspace: Path | str | None = None,
     sandbox: str = "auto",
     persistent: bool = False,
     sandbox_limits: Any = None,
@@ -26,38 +26,12 @@ def make_mode(
     allow_env_in_workspace: bool = False,
     prompts: str = "standard",
 ) -> Mode:
-    """Build a mode by name. `search` applies to react ("load" / "proxy"); code modes always search hidden tools.
-
-    `ranker` is the tool-search ranker: "bm25" (default) or "fused" (BM25 + embeddings, needs the semantic extra).
-    `prompts`: "standard", or "local" for the short, example-led prompts sized for small local models.
-    """
-    tools = list(tools)
-    if mode == "react":
-        from toolmode.modes.react import ReactMode
-
-        if direct:
-            raise ValueError("direct= is for hybrid mode; in react mode every visible tool is direct")
-        return ReactMode(tools, visible=visible, search=search, ranker=ranker, prompts=prompts)  # type: ignore[arg-type]
-    if mode in ("code", "hybrid"):
-        from toolmode.modes.code import CodeMode
-
-        if search not in (None, "code"):
-            raise ValueError(f"search={search!r} is for react mode; code and hybrid search with search_tools()")
-        if mode == "hybrid" and not direct:
-            direct = _default_direct(tools, visible)
-        if mode == "code" and direct:
-            raise ValueError("direct= needs mode='hybrid'")
-        return CodeMode(tools, workspace=workspace, visible=visible, direct=direct, sandbox=sandbox,
-                        persistent=persistent, limits=sandbox_limits, ranker=ranker,
-                        allow_env_in_workspace=allow_env_in_workspace, prompts=prompts)
-    raise ValueError(f"unknown mode {mode!r}; choose one of: {', '.join(MODES)}")
+    """Build a mode by name from flat keywords (the Agent uses `build_mode` with settings objects)."""
+    options = {k: v for k, v in (("search", search), ("direct", direct)) if v is not None}
+    setup = ModeSetup(visible, ranker, SandboxSettings(workspace, sandbox, sandbox_limits, persistent,
+                                                       allow_env_in_workspace), PromptSettings(prompts))
+    return build_mode(mode, tools, setup, options)
 
 
-def _default_direct(tools: Iterable[Any], visible: Sequence[str] | None) -> list[str]:
-    """Hybrid without a choice: the simple read-only tools, when present, else the first two visible tools."""
-    names = Catalog(tools, visible).visible_names
-    preferred = [n for n in ("read_file", "list_dir", "current_time") if n in names]
-    return preferred or names[:2]
-
-
-__all__ = ["MODES", "Mode", "UnknownTool", "make_mode"]
+__all__ = ["Catalog", "Mode", "ModeSetup", "UnknownTool", "build_mode", "make_mode", "mode_class", "mode_names",
+           "register_mode"]

@@ -1,16 +1,44 @@
-"""The seam between the loop and a mode: which tools are sent, and how a call is handled."""
+"""The seam between the loop and a mode: which tools are sent, and how a call is handled.
+
+A mode is one class: a `name`, an `Options` dataclass (its own options, e.g. react's `search`), the prompt
+files its texts come from, and `build(tools, setup, options)`. Register it with `@register_mode`
+(`toolmode.modes.registry`) and the Agent, `toolmode run`/`chat` (`--mode`, `/mode`) and the bench
+(`--modes`) all offer it.
+"""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib.resources.abc import Traversable
+from pathlib import Path
+from typing import Any, ClassVar
 
+from toolmode.errors import ToolmodeError
+from toolmode.prompts import POLICIES, PromptSet, packaged
+from toolmode.settings import PromptSettings, SandboxSettings
 from toolmode.tools.base import Tool, as_tool, prefix_colliding_mcp_tools
 
 
-class UnknownTool(LookupError):
+class UnknownTool(ToolmodeError, LookupError):
     """The model called a tool this run does not offer."""
+
+
+@dataclass(frozen=True)
+class NoOptions:
+    """A mode without options of its own."""
+
+
+@dataclass
+class ModeSetup:
+    """What every mode may use besides its tools and its own options: which tools are shown, the tool
+    search ranker, the sandbox settings (for modes that run code) and the prompt settings."""
+
+    visible: Sequence[str] | None = None
+    ranker: str = "bm25"
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)
+    prompts: PromptSettings = field(default_factory=PromptSettings)
 
 
 class FailedResult(str):
@@ -25,7 +53,28 @@ class Mode(ABC):
     several threads at once (parallel tool calls).
     """
 
-    name: str = "mode"
+    name: ClassVar[str] = "mode"
+    summary: ClassVar[str] = ""  # one line for --help and `toolmode prompts list`
+    Options: ClassVar[type] = NoOptions  # a dataclass of the mode's own options
+    prompt_files: ClassVar[tuple[str | Traversable | Path, ...]] = ()  # read after policies.toml; str: packaged
+    prompt_texts: ClassVar[Mapping[str, str]] = {}  # more default texts, laid over the files (a one-file mode)
+    code_tool: ClassVar[str | None] = None  # the tool that takes a whole program (code-block recovery needs it)
+    prompts: PromptSet
+
+    @classmethod
+    def build(cls, tools: Iterable[Any], setup: ModeSetup, options: Any) -> Mode:
+        """The mode for one Agent: `options` is an instance of `cls.Options`. Override when the constructor
+        takes other arguments than `(tools, setup, options)`."""
+        return cls(tools, setup, options)  # type: ignore[call-arg]
+
+    def load_prompts(self, prompts: PromptSettings | PromptSet | str | None) -> PromptSet:
+        """This mode's prompt set: policies.toml, `prompt_files`, `prompt_texts`, then the user's overrides."""
+        if isinstance(prompts, PromptSet):
+            return prompts
+        settings = PromptSettings(variant=prompts) if isinstance(prompts, str) or prompts is None else prompts
+        variant = settings.variant or "standard"
+        sources = [packaged(POLICIES), *(packaged(f) if isinstance(f, str) else f for f in self.prompt_files)]
+        return PromptSet.load(sources, variant, settings.overrides, defaults=self.prompt_texts)
 
     @abstractmethod
     def tool_schemas(self) -> list[dict[str, Any]]:
@@ -40,7 +89,7 @@ class Mode(ABC):
         return None
 
     def reset(self) -> None:  # noqa: B027 - optional hook
-        """Forget per-run state (tools loaded by search) before a new run starts."""
+        """Forget state kept outside a run (runs keep theirs in the run: `runctx.run_state(self, factory)`)."""
 
     def notes(self) -> list[str]:
         """Lines shown at the start of a run (e.g. the sandbox policy in force)."""

@@ -3,7 +3,7 @@
 The code runs in the sandbox worker; each tool call inside it crosses back to the host, which runs the real
 tool. Only what the program prints returns to the model, so data can be filtered and reduced in the code
 without entering the conversation. Hidden tools are found with `search_tools(query)`, which returns callable
-handles. Hybrid mode (`direct=[...]`) also sends a few tools directly.
+handles. Hybrid mode (`toolmode.modes.hybrid`) also sends a few tools directly.
 """
 
 from __future__ import annotations
@@ -11,47 +11,60 @@ from __future__ import annotations
 import json
 import math
 import re
+import shutil
+import tempfile
 import textwrap
 import threading
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
+from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from toolmode import runctx
+from toolmode import callscope, runctx
 from toolmode.events import CodeExecuted, Notice
-from toolmode.modes.base import Catalog, FailedResult, Mode, UnknownTool
-from toolmode.modes.prompts import LOCAL_CODE_PROMPT, LOCAL_HYBRID_PROMPT, check_style
+from toolmode.models.text_calls import RUN_CODE  # the one definition of the code tool's name
+from toolmode.modes.base import Catalog, FailedResult, Mode, ModeSetup, UnknownTool
+from toolmode.modes.registry import register_mode
+from toolmode.prompts import PromptSet
 from toolmode.sandbox import CodeResult, Handles, Sandbox, SandboxLimits, StubSpec
-from toolmode.tools import callscope
+from toolmode.settings import PromptSettings
 from toolmode.tools.base import Tool, result_text
 from toolmode.tools.search import ToolIndex
 
-RUN_CODE = "run_code"
-NO_PROCESSES = "no processes here: use run_shell()"  # the worker raises the same text for os.system
 
-CODE_PROMPT = (
-    "Solve the task by writing Python for the run_code tool. Inside the code, tools are plain functions "
-    "that return data (see their return types in the run_code description). Do loops, filtering and "
-    "arithmetic in the code and print only the summary you need: only printed output comes back to you."
-)
-HYBRID_PROMPT = (
-    "For one or two simple operations, call a tool directly. For loops, batches, many files or arithmetic, "
-    "write Python with run_code, where every tool is a plain function and only printed output comes back."
-)
+@dataclass(frozen=True)
+class CodeOptions:
+    """`search_k`: how many tools `search_tools()` returns by default."""
+
+    search_k: int = 5
 
 
+@register_mode
 class CodeMode(Mode):
-    """`run_code` plus, in hybrid form, a few tools sent directly (`direct=[names]`)."""
+    """One `run_code` tool; the model's program calls the tools as functions in the sandbox."""
 
     name = "code"
+    summary = "one run_code tool: the model writes Python that calls the tools"
+    Options = CodeOptions
+    prompt_files: ClassVar[tuple[str | Traversable | Path, ...]] = ("code.toml",)
+    code_tool = RUN_CODE
+
+    @classmethod
+    def build(cls, tools: Iterable[Any], setup: ModeSetup, options: Any) -> CodeMode:
+        """The mode for an Agent: `setup` (visible, ranker, sandbox, prompts) and `options` (CodeOptions)."""
+        box = setup.sandbox
+        return cls(tools, workspace=box.workspace, visible=setup.visible, sandbox=box.policy, limits=box.limits,
+                   persistent=box.persistent, search_k=options.search_k, ranker=setup.ranker,
+                   allow_env_in_workspace=box.allow_env_in_workspace, prompts=setup.prompts,
+                   direct=getattr(options, "direct", None))
 
     def __init__(
         self,
         tools: Iterable[Tool | Any],
         *,
-        workspace: Path | str = ".",
+        workspace: Path | str | None = None,
         visible: Sequence[str] | None = None,
         direct: Sequence[str] | None = None,
         sandbox: str = "auto",
@@ -60,20 +73,25 @@ class CodeMode(Mode):
         search_k: int = 5,
         ranker: str = "bm25",
         allow_env_in_workspace: bool = False,
-        prompts: str = "standard",
+        prompts: PromptSettings | PromptSet | str | None = None,
     ) -> None:
-        self.prompts = check_style(prompts)
+        self.prompts = self.load_prompts(prompts)
         self.catalog = Catalog(tools, visible)
         self.direct = list(direct or [])
         for n in self.direct:
             self.catalog.get(n)
-        if self.direct:
-            self.name = "hybrid"
         self.persistent = persistent
         self.search_k = search_k
         self.index = ToolIndex(list(self.catalog.tools.values()), ranker) if self.catalog.hidden else None
-        self.sandbox = Sandbox(Path(workspace), limits or SandboxLimits(), policy=sandbox, persistent=persistent,
-                               allow_env_in_workspace=allow_env_in_workspace)
+        self._own_workspace = workspace is None  # a private temporary folder, removed at close()
+        folder = Path(tempfile.mkdtemp(prefix="toolmode-workspace-")) if workspace is None else Path(workspace)
+        try:
+            self.sandbox = Sandbox(folder, limits or SandboxLimits(), policy=sandbox, persistent=persistent,
+                                   allow_env_in_workspace=allow_env_in_workspace)
+        except BaseException:
+            if self._own_workspace:
+                shutil.rmtree(folder, ignore_errors=True)
+            raise
         self._stubs = [_stub(t) for t in self.catalog.visible]
         if self.index is not None:
             self._stubs.append(
@@ -85,54 +103,47 @@ class CodeMode(Mode):
                 )
             )
         self._lock = threading.Lock()
-        self._defined: set[str] = set()  # names earlier programs of this run assigned (fresh namespace hint)
+        self._outside_run: set[str] = set()  # names defined by programs run outside a run (tests, direct calls)
         self._run_code_tool = self._make_run_code_tool()
         self._schemas: list[dict[str, Any]] | None = None
 
     def system_prompt(self) -> str:
-        """Tells the model to compute in code (or, in hybrid, when to use code); `prompts="local"`: the short,
-        example-led version for small models."""
-        if self.prompts == "local":
-            return LOCAL_HYBRID_PROMPT if self.direct else LOCAL_CODE_PROMPT
-        return HYBRID_PROMPT if self.direct else CODE_PROMPT
+        """Tells the model to compute in code (the prompt set's `system`)."""
+        return self.prompts.text("system")
+
+    def _defined(self) -> set[str]:
+        """Names the earlier programs of the current run assigned (for the fresh-namespace hint): each run
+        starts with none, and concurrent runs never share them."""
+        state: set[str] | None = runctx.run_state(self, set)
+        return self._outside_run if state is None else state
 
     def reset(self) -> None:
-        """A new run: forget the names earlier programs defined."""
-        self._defined.clear()
+        """Forget the names defined by programs run outside a run."""
+        self._outside_run = set()
 
     def notes(self) -> list[str]:
-        """The sandbox policy in force."""
-        return [self.sandbox.describe_policy()]
+        """The sandbox policy in force, and the workspace when it is a private temporary one."""
+        notes = [self.sandbox.describe_policy()]
+        if self._own_workspace:
+            notes.append(f"workspace: {self.sandbox.workspace} (temporary; pass workspace= to use a folder of yours)")
+        return notes
 
     def quick_index(self) -> str:
         """One line per visible tool: `name(params) -> ReturnType - short doc`, and search_tools if any."""
         lines = [_index_line(t) for t in self.catalog.visible]
         if self.index is not None:
-            lines.append(
-                f"search_tools(query: str, k: int = 5) -> list[Handle] - find {len(self.catalog.hidden)} more "
-                "tools; a handle is callable, handle.describe() gives its full docs"
-            )
+            lines.append(self.prompts.text("search_line", hidden=len(self.catalog.hidden)))
         return "\n".join(lines)
 
     def _make_run_code_tool(self) -> Tool:
-        persistence = (
-            "Variables, imports and functions persist between run_code calls; "
-            "print(sorted(k for k in globals() if not k.startswith('_'))) lists what is stored."
-            if self.persistent
-            else "Each call starts with a fresh namespace: nothing persists between calls."
-        )
-        description = (
-            "Run Python code in a sandbox (no network, files only in the workspace). Only what the program "
-            "prints comes back, so filter and summarise inside the code; long output is cut. "
-            f"{persistence} These functions are already defined in the namespace:\n{self.quick_index()}"
-        )
+        persistence = self.prompts.text("persistent_namespace" if self.persistent else "fresh_namespace")
+        description = self.prompts.text("run_code", persistence=persistence, index=self.quick_index())
 
         def run_code(code: str) -> str:
-            """Placeholder: run_code is executed by the sandbox, not through this function."""
-            raise NotImplementedError
+            raise NotImplementedError  # a placeholder: run_code is executed by the sandbox
 
-        tool = Tool.from_function(run_code, description=description)
-        tool.parameters["properties"]["code"]["description"] = "A complete Python program; print the results."
+        tool = Tool.from_function(run_code, name=RUN_CODE, description=description)
+        tool.parameters["properties"]["code"]["description"] = self.prompts.text("run_code_code")
         return tool
 
     def tool_schemas(self) -> list[dict[str, Any]]:
@@ -147,32 +158,31 @@ class CodeMode(Mode):
             return result_text(self.catalog.tools[name](**arguments))
         if name != RUN_CODE:
             offered = ", ".join([*self.direct, RUN_CODE])
-            raise UnknownTool(
-                f"unknown tool {name!r}; available tools: {offered}. In code, call the other tools as functions."
-            )
+            raise UnknownTool(self.prompts.text("unknown_tool", name=repr(name), offered=offered))
         code = _tidy(self._run_code_tool.validate(arguments)["code"])
         # One worker per mode: programs from parallel run_code calls take turns.
         run = runctx.current()
         deadline = run.limits.deadline if run is not None and math.isfinite(run.limits.deadline) else None
+        defined = self._defined()
         with self._lock:
             started = time.monotonic()
             result = self.sandbox.run(code, self._stubs, self._host_call, deadline)
             seconds = time.monotonic() - started
-            earlier, self._defined = self._defined, self._defined | _assigned(code)
+            earlier = set(defined)
+            defined.update(_assigned(code))
         if run is not None:
             self._published(result, seconds, run.step)
         if result.repaired:  # marked in the trace like a recovered call
-            runctx.emit(Notice(f"run_code: {result.repaired}", run.step if run is not None else None))
+            runctx.emit(Notice(f"run_code: {result.repaired}", run.step if run is not None else None,
+                               about="code_repaired"))
         if not result.error:
             return result.text()
         m = re.search(r"NameError: name '(\w+)' is not defined", result.error)
         if m and m.group(1) in earlier and not self.persistent:
-            result.error += (f"\n({m.group(1)} was set by an earlier run_code call, but each call starts with a fresh "
-                             "namespace: compute it again in this program)")
+            result.error += self.prompts.text("fresh_namespace_hint", name=m.group(1))
         if "PermissionError" in result.error and _PROCESS_CALL.search(result.error):
-            result.error = result.error.replace("[Errno 1] Operation not permitted", NO_PROCESSES)
-            if "run_shell" not in self.catalog.tools:
-                result.error = result.error.replace(": use run_shell()", " (the sandbox cannot start programs)")
+            text = "no_processes" if "run_shell" in self.catalog.tools else "no_processes_no_shell"
+            result.error = result.error.replace("[Errno 1] Operation not permitted", self.prompts.text(text))
         return FailedResult(result.text())
 
     def _published(self, result: CodeResult, seconds: float, step: int) -> None:
@@ -193,8 +203,10 @@ class CodeMode(Mode):
         return _jsonable(self.catalog.get(name)(**kwargs))
 
     def close(self) -> None:
-        """Stop the sandbox worker."""
+        """Stop the sandbox worker (and remove the private temporary workspace, if it made one)."""
         self.sandbox.close()
+        if self._own_workspace:
+            shutil.rmtree(self.sandbox.workspace, ignore_errors=True)
 
 
 _PROCESS_CALL = re.compile(r"\bsubprocess\b|\bPopen\b|\bos\.(?:system|popen|exec\w*|spawn\w*|fork\w*|posix_spawn\w*)\b")

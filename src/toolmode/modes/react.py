@@ -12,15 +12,28 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from toolmode import runctx
-from toolmode.modes.base import Catalog, Mode
-from toolmode.modes.prompts import LOCAL_REACT_PROMPT, check_style
+from toolmode.bounded import loads_json
+from toolmode.modes.base import Catalog, Mode, ModeSetup
+from toolmode.modes.registry import register_mode
+from toolmode.prompts import PromptSet
+from toolmode.settings import PromptSettings
 from toolmode.tools.base import Tool, result_text
 from toolmode.tools.search import ToolIndex
 
 SearchStyle = Literal["load", "proxy"]
+
+
+@dataclass(frozen=True)
+class ReactOptions:
+    """`search`: how hidden tools are found ("load" or "proxy"; None: "load" when some are hidden);
+    `search_k`: how many tools a search returns by default."""
+
+    search: SearchStyle | None = None
+    search_k: int = 5
 
 
 class _Loaded:
@@ -31,10 +44,20 @@ class _Loaded:
         self.schemas: tuple[int, list[dict[str, Any]]] | None = None
 
 
+@register_mode
 class ReactMode(Mode):
     """Native tool calling, optionally with tool search (`search="load"` or `"proxy"`)."""
 
     name = "react"
+    summary = "native tool calls"
+    Options = ReactOptions
+    prompt_files = ("react.toml",)
+
+    @classmethod
+    def build(cls, tools: Iterable[Any], setup: ModeSetup, options: Any) -> ReactMode:
+        """The mode for an Agent: `setup` (visible, ranker, prompts) and `options` (a ReactOptions)."""
+        return cls(tools, visible=setup.visible, search=options.search, search_k=options.search_k,
+                   ranker=setup.ranker, prompts=setup.prompts)
 
     def __init__(
         self,
@@ -44,9 +67,9 @@ class ReactMode(Mode):
         search: SearchStyle | None = None,
         search_k: int = 5,
         ranker: str = "bm25",
-        prompts: str = "standard",
+        prompts: PromptSettings | PromptSet | str | None = None,
     ) -> None:
-        self.prompts = check_style(prompts)
+        self.prompts = self.load_prompts(prompts)
         self.catalog = Catalog(tools, visible)
         if search is None and self.catalog.hidden:
             search = "load"  # hidden tools would be unreachable otherwise
@@ -62,13 +85,18 @@ class ReactMode(Mode):
     def _meta_tools(self) -> dict[str, Tool]:
         if self.search is None:
             return {}
-        meta = [Tool.from_function(self._search_tools, name="search_tools")]
+        meta: list[tuple[Any, str]] = [(self._search_tools, "search_tools")]
         if self.search == "proxy":
-            meta += [
-                Tool.from_function(self._describe_tool, name="describe_tool"),
-                Tool.from_function(self._call_tool, name="call_tool"),
-            ]
-        return {t.name: t for t in meta}
+            meta += [(self._describe_tool, "describe_tool"), (self._call_tool, "call_tool")]
+        tools = [self._described(fn, name) for fn, name in meta]
+        return {t.name: t for t in tools}
+
+    def _described(self, fn: Any, name: str) -> Tool:
+        """A meta tool whose description and parameter descriptions come from the prompt set."""
+        tool = Tool.from_function(fn, name=name, description=self.prompts.text(name))
+        for param, spec in tool.parameters.get("properties", {}).items():
+            spec["description"] = self.prompts.text(f"{name}_{param}")
+        return tool
 
     def _state(self) -> _Loaded:
         """The current run's loaded tools: each run starts with none, and concurrent runs never share them."""
@@ -85,24 +113,11 @@ class ReactMode(Mode):
             self._outside_run = _Loaded()
 
     def system_prompt(self) -> str | None:
-        """Explains how hidden tools are found, when there are any; `prompts="local"` adds one line that
-        tells a small model to stop calling tools once it has the answer."""
-        lead = LOCAL_REACT_PROMPT if self.prompts == "local" else None
-        search = self._search_prompt()
+        """The prompt set's `lead` (in the local variant: stop calling tools once you have the answer) and,
+        when tools are hidden, how they are found (`search_load` / `search_proxy`)."""
+        lead = self.prompts.text("lead")
+        search = self.prompts.text(f"search_{self.search}") if self.search else None
         return "\n".join(p for p in (lead, search) if p) or None
-
-    def _search_prompt(self) -> str | None:
-        if self.search == "load":
-            return (
-                "Some tools are not listed yet. Call search_tools(query) with a few words describing the "
-                "capability you need; the tools it finds become callable directly from the next step on."
-            )
-        if self.search == "proxy":
-            return (
-                "More tools exist than are listed. Find them with search_tools(query), read one with "
-                "describe_tool(name), and run it with call_tool(name, arguments)."
-            )
-        return None
 
     def tool_schemas(self) -> list[dict[str, Any]]:
         """Visible tools, then the search tools, then (load) the found tools in the order they were found.
@@ -127,48 +142,30 @@ class ReactMode(Mode):
             allowed = [*self.catalog.visible_names, *state.names]
         return result_text(self.catalog.get(name, allowed)(**arguments))
 
-    # The meta tools. Their docstrings are what the model reads.
+    # The meta tools. What the model reads about them comes from the prompt set (see `_described`).
 
     def _search_tools(self, query: str, k: int = 5) -> str:
-        """Find tools for a capability.
-
-        Args:
-            query: A few words describing what the tool should do, e.g. "download web page".
-            k: How many tools to return at most.
-        """
         assert self.index is not None
         hits = self.index.search(query, k=max(1, min(k, 20)))
         if not hits:
-            return f"No tool matches {query!r}. Try other words."
-        lines = [f"{t.signature()} - {t.summary()}" for t in hits]
+            return self.prompts.text("search_none", query=repr(query))
+        lines = "\n".join(f"{t.signature()} - {t.summary()}" for t in hits)
         if self.search == "load":
             state = self._state()
             with self._lock:
                 shown = set(self.catalog.visible_names) | set(state.names)
                 new = [t.name for t in hits if t.name not in shown]
                 state.names.extend(new)
-            return "\n".join(lines) + "\nThese tools are callable directly from now on."
-        return "\n".join(lines) + "\nUse describe_tool(name) for details and call_tool(name, arguments) to run one."
+        return self.prompts.text(f"search_found_{self.search}", lines=lines)
 
     def _describe_tool(self, name: str) -> str:
-        """Show a tool's full signature, documentation and JSON schema of its arguments.
-
-        Args:
-            name: The tool's exact name, as returned by search_tools.
-        """
         t = self.catalog.get(name)
         return f"{t.signature()}\n\n{t.description}\n\nArguments (JSON schema): {json.dumps(t.parameters, ensure_ascii=False)}"
 
     def _call_tool(self, name: str, arguments: dict[str, Any] | str | None = None) -> Any:
-        """Run any tool by name.
-
-        Args:
-            name: The tool's exact name.
-            arguments: The tool's arguments as a JSON object.
-        """
         if isinstance(arguments, str):  # models often send the object as a JSON string
             try:
-                arguments = json.loads(arguments) if arguments.strip() else {}
+                arguments = loads_json(arguments) if arguments.strip() else {}  # bounded: the model wrote it
             except json.JSONDecodeError as exc:
                 raise ValueError(f"call_tool: arguments is not a JSON object ({exc.msg})") from None
         if not isinstance(arguments, dict):

@@ -4,8 +4,8 @@ conventions v1.41.0, exported through whatever TracerProvider and MeterProvider 
 ```python
 import toolmode.otel
 toolmode.otel.instrument()                    # every Agent's runs, from now on
-agent = Agent(tools, telemetry=True)           # or one agent
-agent = Agent(tools, telemetry=TelemetrySettings(capture_content=True, agent_name="support"))
+agent = Agent(tools, output=OutputSettings(telemetry=True))   # or one agent (flat: telemetry=True)
+agent = Agent(tools, output=OutputSettings(telemetry=TelemetrySettings(capture_content=True, agent_name="support")))
 ```
 
 Prompts, answers, tool arguments and results are not recorded unless `capture_content=True` or

@@ -8,6 +8,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from toolmode.bounded import loads_json
 from toolmode.otel.attributes import finish_reason
 from toolmode.redact import redact
 
@@ -21,7 +22,7 @@ def dumps(value: Any) -> str:
 def arguments(raw: str) -> Any:
     """Tool arguments as an object when the model sent valid JSON, else the raw text (as the conventions ask)."""
     try:
-        return json.loads(raw) if raw.strip() else {}
+        return loads_json(raw) if raw.strip() else {}  # bounded: the model wrote it
     except ValueError:
         return raw
 

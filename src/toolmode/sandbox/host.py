@@ -25,10 +25,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .. import callscope
+from ..callscope import CallScope, ToolCancelled
+from ..callscope import remaining_time as remaining_time
 from ..hostenv import environment_refusal
-from ..tools import callscope
-from ..tools.callscope import CallScope, ToolCancelled
-from ..tools.callscope import remaining_time as remaining_time
 from . import boot, runlimits, tiers, usage, view
 from .budget import INTERVAL
 from .output import cap_output, escape_control, format_error
@@ -53,6 +53,12 @@ NONE_HINT = tiers.NONE_HINT
 def resolve_policy(policy: str) -> tiers.Tier:
     """The tier for `policy` (see tiers.resolve); SandboxUnavailable when it cannot be built (fail closed)."""
     return tiers.resolve(policy)
+
+
+def _kill_when_started(future: Any) -> None:
+    """Kill a pre-started worker once its start-up finished (if it started at all)."""
+    if future.exception() is None:
+        future.result().signal_kill()
 
 
 def _json_default(obj: Any) -> Any:
@@ -415,7 +421,7 @@ class Sandbox:
                 if self._worker is not None:
                     self._worker.signal_kill()
                 if self._next is not None:
-                    self._next.add_done_callback(lambda f: f.exception() is None and f.result().signal_kill())
+                    self._next.add_done_callback(_kill_when_started)
         except Exception:
             pass
 

@@ -17,7 +17,7 @@ try:
     from _json import make_encoder as _make_encoder
     from _json import make_scanner as _make_scanner
 except ImportError:  # an interpreter without the C accelerator
-    _make_encoder = _make_scanner = None
+    _make_encoder = _make_scanner = None  # type: ignore[assignment,misc]
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ class _ScanContext:
         self.parse_constant = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}.__getitem__
 
 
-_scan = _make_scanner(_ScanContext()) if _make_scanner is not None else None
+_scan = _make_scanner(_ScanContext()) if _make_scanner is not None else None  # type: ignore[arg-type]  # duck-typed
 _WHITESPACE = " \t\n\r"
 
 

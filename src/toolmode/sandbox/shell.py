@@ -31,8 +31,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import callscope
 from ..hostenv import environment_refusal
-from ..tools import callscope
 from . import boot, runlimits, tiers, usage, view
 from .budget import MiB, WriteBudget
 from .spawn import interpreter, kill_group, scrubbed_env
@@ -228,7 +228,7 @@ def _run(command: str, ws: Path, timeout: float, max_output: int, memory_mb: int
                         with contextlib.suppress(OSError):  # what is left holds the output open: garbage
                             os.killpg(proc.pid, signal.SIGKILL)
                         continue
-                    f = key.fileobj
+                    f = key.fileobj  # type: ignore[assignment]  # one of the pipes registered above
                     chunk = os.read(key.fd, 65536)
                     if not chunk:
                         sel.unregister(f)

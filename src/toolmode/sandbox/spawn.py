@@ -35,9 +35,10 @@ def scrubbed_env(workspace: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def popen_from_spawner(args: list[str], **kwargs: Any) -> subprocess.Popen[bytes]:
+def popen_from_spawner(args: list[str], **kwargs: Any) -> subprocess.Popen[Any]:
     """subprocess.Popen run on the long-lived spawner thread (see _SPAWNER)."""
-    return _SPAWNER.submit(subprocess.Popen, args, **kwargs).result()
+    popen: Any = subprocess.Popen
+    return _SPAWNER.submit(popen, args, **kwargs).result()  # type: ignore[no-any-return]
 
 
 def on_spawner(fn: Callable[[], T]) -> concurrent.futures.Future[T]:

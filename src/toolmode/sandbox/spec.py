@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from toolmode.errors import ToolmodeError
 
-class SandboxUnavailable(RuntimeError):
+
+class SandboxUnavailable(ToolmodeError, RuntimeError):
     """No confinement mechanism is available for the requested policy (the sandbox fails closed)."""
 
 

@@ -144,7 +144,7 @@ def make_stub(spec: dict[str, Any], rpc: Rpc) -> Any:
         if varargs in spec.get("params", []):
             if varargs in kwargs:
                 raise TypeError(f"{name}() got an unexpected keyword argument '{varargs}'")
-            kwargs[varargs] = list(args[len(params):])
+            kwargs[varargs] = list(args[len(params):])  # type: ignore[index]  # a str here: it is in params
             args = args[: len(params)]
         if len(args) > len(params):
             raise TypeError(f"{name}() takes {len(params)} positional arguments but {len(args)} were given")

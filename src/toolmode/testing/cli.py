@@ -15,7 +15,7 @@ from toolmode.testing.server import ScriptedModelServer
 
 def build_parser(prog: str = "python -m toolmode.testing") -> argparse.ArgumentParser:
     """The argument parser of the scripted server command."""
-    from toolmode.cli import OneLineParser
+    from toolmode.cliargs import OneLineParser
 
     parser = OneLineParser(
         prog=prog,

@@ -160,7 +160,8 @@ def _parse_tool_call(raw: Any) -> ToolCallSpec:
     if not isinstance(raw, dict):
         raise ScriptError(f"tool call must be a dict, got {raw!r}")
     # Also accept the wire shape {"id", "type", "function": {"name", "arguments"}}.
-    fn = raw.get("function") if isinstance(raw.get("function"), dict) else raw
+    wire = raw.get("function")
+    fn: dict[str, Any] = wire if isinstance(wire, dict) else raw
     name, args = fn.get("name"), fn.get("arguments", {})
     if not isinstance(name, str) or not name:
         raise ScriptError(f"tool call needs a non-empty str name: {raw!r}")

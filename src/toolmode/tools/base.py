@@ -29,6 +29,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple, get_args, get_origin, get_typ
 
 import docstring_parser
 
+from toolmode import runctx
+from toolmode.errors import ToolmodeError
+
 if TYPE_CHECKING:
     import pydantic
 
@@ -37,7 +40,7 @@ class ToolArgumentError(ValueError):
     """The arguments given to a tool do not match its schema."""
 
 
-class ToolDefinitionError(TypeError):
+class ToolDefinitionError(ToolmodeError, TypeError):
     """A function cannot be offered as a tool as it is written; the message (one line) names the tool and
     the parameter, and says what to change."""
 
@@ -68,6 +71,7 @@ class Tool:
     _validator: type[pydantic.BaseModel] | None = field(default=None, repr=False, compare=False)
     # The parameters to build `_validator` from on first use (tools whose schema was written directly).
     _pending_params: tuple[_Param, ...] | None = field(default=None, repr=False, compare=False)
+    context_param: str | None = None  # the first parameter, when it asks for the run's `RunContext`
 
     @classmethod
     def from_function(
@@ -89,7 +93,11 @@ class Tool:
         param_docs = {p.arg_name: (p.description or "").strip() for p in doc.params}
         hints = _type_hints(fn, tool_name)
         params: list[_Param] = []
-        for pname, param in inspect.signature(fn).parameters.items():
+        context_param = None
+        for i, (pname, param) in enumerate(inspect.signature(fn).parameters.items()):
+            if i == 0 and runctx.is_context_annotation(hints.get(pname)):
+                context_param = pname  # the run's context: passed by the loop, never shown to the model
+                continue
             if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
                 star, kind = ("*", "list") if param.kind is param.VAR_POSITIONAL else ("**", "dict")
                 raise ToolDefinitionError(
@@ -131,6 +139,7 @@ class Tool:
             returns_doc=(doc.returns.description or "").strip() or None if doc.returns else None,
             _validator=model,
             _pending_params=None if model is not None else tuple(params),
+            context_param=context_param,
         )
 
     def schema(self) -> dict[str, Any]:
@@ -206,7 +215,10 @@ class Tool:
                 if pname in arguments:
                     raise TypeError(f"{self.name}() got multiple values for argument {pname!r}")
                 arguments[pname] = value
-        result = self.fn(**self.validate(arguments))
+        kwargs = self.validate(arguments)
+        if self.context_param is not None:
+            kwargs[self.context_param] = runctx.current()  # None when called outside a run
+        result = self.fn(**kwargs)
         if inspect.isawaitable(result):
             from toolmode.aio import resolve
 
@@ -402,7 +414,7 @@ def _typeddict_compat(annotation: Any) -> Any:
         fields = {k: _typeddict_compat(v) for k, v in hints.items()}
         required = getattr(annotation, "__required_keys__", frozenset(fields))
         fields = {k: v if k in required else typing_extensions.NotRequired[v] for k, v in fields.items()}
-        new = typing_extensions.TypedDict(annotation.__name__, fields)  # type: ignore[operator]
+        new = typing_extensions.TypedDict(annotation.__name__, fields)  # type: ignore[operator,misc]
         new.__doc__ = annotation.__doc__
         return new
     args = get_args(annotation)

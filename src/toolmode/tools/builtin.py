@@ -12,11 +12,11 @@ from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from functools import cache
 from typing import Any, TextIO
 
+from toolmode.callscope import remaining_time
 from toolmode.runctx import cap_timeout
 from toolmode.tools import html_text
 from toolmode.tools.base import Tool
 from toolmode.tools.calculator import calculator
-from toolmode.tools.callscope import remaining_time
 from toolmode.tools.netguard import NetPolicy, guarded_get
 from toolmode.tools.safe_open import O_PATH
 from toolmode.tools.workspace import Workspace
@@ -390,15 +390,15 @@ def _find_zone(text: str) -> tuple[str, tzinfo]:
         delta = timedelta(hours=hours, minutes=minutes) * (-1 if sign == "-" else 1)
         name = f"UTC{sign}{hours:02d}:{minutes:02d}"
         return name, timezone(delta, name)
-    name = _zone_index().get(key)
-    if name is None:
+    zone = _zone_index().get(key)
+    if zone is None:
         close = difflib.get_close_matches(key, _zone_index(), n=3, cutoff=0.75)
         hint = f" Did you mean {', '.join(repr(_zone_index()[c]) for c in close)}?" if close else ""
         raise ValueError(
             f"unknown timezone {text!r}: use an IANA name such as 'Asia/Shanghai' or 'America/New_York', "
             f"a UTC offset such as 'UTC+8', or a city such as 'Beijing'.{hint}"
         )
-    return name, zoneinfo.ZoneInfo(name)
+    return zone, zoneinfo.ZoneInfo(zone)
 
 
 def _normalise(text: str) -> str:

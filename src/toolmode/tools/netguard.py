@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import quote, urljoin, urlsplit
 
+from toolmode.errors import ToolmodeError
+
 if TYPE_CHECKING:  # imported on the first fetch (_connection_classes): `toolmode tools` never pays for them
     import http.client
     import ssl
@@ -33,7 +35,7 @@ _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 _CHUNK = 64 * 1024
 
 
-class NetworkRefused(PermissionError):
+class NetworkRefused(ToolmodeError, PermissionError):
     """A URL was refused by the network policy (scheme or address)."""
 
 
@@ -163,7 +165,7 @@ def _connection_classes() -> tuple[type[http.client.HTTPConnection], type[http.c
 
         def connect(self) -> None:
             sock = _connect_any(self._addresses, self.port, self.timeout)
-            self.sock = self._context.wrap_socket(sock, server_hostname=self.host)
+            self.sock = self._context.wrap_socket(sock, server_hostname=self.host)  # type: ignore[attr-defined]
 
     return _PinnedHTTPConnection, _PinnedHTTPSConnection
 
@@ -272,7 +274,7 @@ def guarded_get(
         if remaining <= 0:
             raise _timeout_error(timeout, current)
         plain, tls = _connection_classes()
-        conn = (tls if scheme == "https" else plain)(host, port, addresses, remaining)
+        conn = (tls if scheme == "https" else plain)(host, port, addresses, remaining)  # type: ignore[arg-type]
         try:
             try:
                 conn.request("GET", target, headers=_REQUEST_HEADERS)

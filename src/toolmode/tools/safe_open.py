@@ -23,6 +23,8 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 
+from toolmode.errors import ToolmodeError
+
 T = TypeVar("T")
 
 USE_OPENAT2: bool | None = None  # None: probe once; False: always walk; True: require openat2
@@ -42,7 +44,7 @@ O_PATH: int = getattr(os, "O_PATH", 0)  # Linux; elsewhere directories are opene
 O_SEARCH_DIR = (O_PATH or os.O_RDONLY) | os.O_DIRECTORY | os.O_CLOEXEC
 
 
-class EscapeError(PermissionError):
+class EscapeError(ToolmodeError, PermissionError):
     """The path leads out of the directory (`..`, a symlink out, a magic link), or changed while it was opened."""
 
 

@@ -91,9 +91,9 @@ class BM25FIndex:
         self.postings: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         k1 = params.k1
         for term, doc_ids in ids.items():
-            tf = np.asarray(tfs[term], dtype=np.float64)
+            freq = np.asarray(tfs[term], dtype=np.float64)
             idf = math.log(1.0 + (self.size - len(doc_ids) + 0.5) / (len(doc_ids) + 0.5))
-            self.postings[term] = (np.asarray(doc_ids, dtype=np.int64), idf * tf * (k1 + 1.0) / (k1 + tf))
+            self.postings[term] = (np.asarray(doc_ids, dtype=np.int64), idf * freq * (k1 + 1.0) / (k1 + freq))
 
     def scores(self, terms: Iterable[str]) -> np.ndarray:
         """BM25F score of every document for the (deduplicated) query terms."""

@@ -23,7 +23,7 @@ def _port(text: str) -> int:
 
 def build_parser(prog: str = "toolmode view") -> argparse.ArgumentParser:
     """The command's options."""
-    from toolmode.cli import OneLineParser  # a usage error is one line, as in every toolmode command
+    from toolmode.cliargs import OneLineParser  # a usage error is one line, as in every toolmode command
 
     p = OneLineParser(prog=prog, description="Look at runs and benches in a browser (served on 127.0.0.1).")
     p.add_argument("folder", nargs="?", default="runs",

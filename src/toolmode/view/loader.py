@@ -15,45 +15,18 @@ its steps in `timeline`.
 
 from __future__ import annotations
 
-import json
-import math
 import re
 from datetime import UTC, datetime
 from typing import Any
 
 from toolmode.view.jsonlines import Decoded
+from toolmode.view.timeline import RunBuilder
+from toolmode.view.values import number, pretty, text, usage  # noqa: F401 - also the loader's own helpers
 
 PREVIEW = 400  # characters of task / answer kept in the list's summary (the run page has them whole)
 _HEADER_KEYS = ("version", "format")
 KNOWN_VERSIONS = (1, 2)
 _STAMP = re.compile(r"(\d{8})-(\d{6})")  # trace files are named <YYYYmmdd-HHMMSS-ffffff>-<label>.jsonl
-
-
-def text(value: Any) -> str | None:
-    """A string field: the string itself, None for null/missing, the JSON text of anything else."""
-    if value is None or isinstance(value, str):
-        return value
-    try:
-        return json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError, RecursionError):
-        return "(a value too deeply nested to show)"
-
-
-def number(value: Any) -> float | int | None:
-    """A numeric field when it is a finite int or float (not a bool), else None."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
-def pretty(value: Any) -> str:
-    """Indented JSON text of a decoded value (its compact form if nesting is too deep to indent)."""
-    try:
-        return json.dumps(value, ensure_ascii=False, indent=2)
-    except RecursionError:
-        return text(value) or ""
 
 
 def _clip(value: str | None, limit: int = PREVIEW) -> str | None:
@@ -79,13 +52,6 @@ def started_at(name: str, mtime: float) -> str:
         except ValueError:
             pass
     return datetime.fromtimestamp(mtime, UTC).isoformat(timespec="seconds")
-
-
-def usage(value: Any) -> dict[str, float | int | None]:
-    """Token counts of a `usage` field (each None unless a finite number)."""
-    found = value if isinstance(value, dict) else {}
-    return {key: number(found.get(key)) for key in ("prompt_tokens", "completion_tokens", "cached_tokens",
-                                                       "reasoning_tokens")}
 
 
 def _events(lines: list[Decoded]) -> list[dict[str, Any]]:
@@ -164,8 +130,6 @@ def add_turns(row: dict[str, Any], turns: int | None, ends: list[Decoded]) -> No
 
 def load_file(path: str, lines: list[Decoded], ends_with_newline: bool, mtime: float) -> dict[str, Any]:
     """The whole trace as the run page shows it: its runs (turns) in order. `lines`: every line, decoded."""
-    from toolmode.view.timeline import RunBuilder
-
     problems: list[str] = []
     if any(d.replaced for d in lines):
         problems.append("some bytes in this trace are not UTF-8; they are shown as \ufffd")

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from toolmode.view.jsonlines import decode
-from toolmode.view.loader import number, pretty, text, usage
+from toolmode.view.values import number, pretty, text, usage
 
 KNOWN = frozenset({"run_start", "run_end", "tools", "reply", "tool_call", "tool_result", "retry", "notice", "error",
                    "message", "carried"})

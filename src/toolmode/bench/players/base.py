@@ -20,6 +20,8 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any
 
+from toolmode.errors import ToolmodeError
+
 Style = str  # "react" | "code" | "hybrid"
 
 
@@ -55,7 +57,7 @@ class Play:
 Player = Callable[[Play], PlayerGen]
 
 
-class PlayerError(RuntimeError):
+class PlayerError(ToolmodeError, RuntimeError):
     """The conversation does not match what the player did: a harness or tool bug, reported as the answer."""
 
 

@@ -24,6 +24,7 @@ from typing import Any
 
 from toolmode.bench.suites.m3_tools import convert_tool, is_builtin_alias
 from toolmode.bench.task import CheckResult, Task, TaskEnv
+from toolmode.errors import ToolmodeError
 from toolmode.tools.base import Tool
 
 ANSWER_FORMAT = (
@@ -33,7 +34,7 @@ ANSWER_FORMAT = (
 _LOCK = threading.Lock()
 
 
-class SuiteError(ValueError):
+class SuiteError(ToolmodeError, ValueError):
     """The suite path holds no loadable M3ToolEval task modules."""
 
 

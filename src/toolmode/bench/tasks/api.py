@@ -71,7 +71,7 @@ def tariff_facts(seed: int) -> dict[str, Any]:
         (hs, origin): round(r.uniform(0, 12), 1) for hs in _GOODS.values() for origin in ["CN", "US", "CH"]
     }
     vat = 19.0
-    items = []
+    items: list[dict[str, Any]] = []
     for good in r.sample(sorted(_GOODS), 3):
         cur, origin = r.choice([("USD", "US"), ("CNY", "CN"), ("CHF", "CH")])
         price = round(r.uniform(30, 700), 2) if cur != "CNY" else round(r.uniform(200, 5000), 2)

@@ -64,8 +64,8 @@ def first_after(answer: str, markers: list[str], candidates: list[str]) -> str |
     tail = text[cut:]
     best: tuple[int, str] | None = None
     for cand in candidates:
-        m = re.search(re.escape(normalize(cand)) + r"(?![A-Za-z0-9_]|\.[A-Za-z0-9_])", tail)
-        if m and (best is None or m.start() < best[0]):
+        hit = re.search(re.escape(normalize(cand)) + r"(?![A-Za-z0-9_]|\.[A-Za-z0-9_])", tail)
+        if hit and (best is None or hit.start() < best[0]):
             best = (m.start(), cand)
     return best[1] if best else None
 

@@ -1,0 +1,246 @@
+"""`Run`: one run in progress, its state and its few steps.
+
+A run owns its conversation (`messages`), its step records, its usage, its limits, where its events go,
+its reply and call policies, and the per-run state of its mode (`context.state`). The loop
+(`toolmode.loop.drive`) calls `start()`, then `step_once()` until it returns a result. Everything that
+happens is published as a typed event; every message added is published as it is sent (`MessageAdded`),
+so the trace is the whole trajectory (docs/CONTRACTS.md, "The trajectory").
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from toolmode import runctx
+from toolmode.budget import Limits
+from toolmode.calls import run_calls
+from toolmode.events import (
+    BaseEvent,
+    Carried,
+    ErrorEvent,
+    MessageAdded,
+    Notice,
+    RunEnd,
+    RunStart,
+    StepUsage,
+    ToolsSent,
+)
+from toolmode.models.base import ask_model, request_info
+from toolmode.models.errors import ModelError
+from toolmode.models.pricing import PriceTable
+from toolmode.models.reply import Reply
+from toolmode.modes.base import Mode
+from toolmode.output import OutputSpec
+from toolmode.policies import CallPolicy, ReplyPolicy, Verdict
+from toolmode.result import CallRecord, RunResult, StepRecord
+from toolmode.trace import Trace
+from toolmode.usage import Usage
+
+
+class Run:
+    """One run: `start()`, then `step_once()` until it returns the RunResult (the loop does this)."""
+
+    def __init__(self, task: str, mode: Mode, model: Any, *, trace: Trace | None = None, limits: Limits,
+                 prices: PriceTable | None = None, max_steps: int, max_result_chars: int, system: str | None,
+                 history: Sequence[dict[str, Any]] = (), output: OutputSpec | None = None,
+                 policies: Sequence[ReplyPolicy] = (), call_policies: Sequence[CallPolicy] = (),
+                 event_loop: Any = None, deps: Any = None, config: dict[str, Any] | None = None) -> None:
+        self.task, self.mode, self.model, self.trace = task, mode, model, trace or Trace()
+        self.prompts = mode.prompts
+        self.limits, self.prices = limits, prices or PriceTable()
+        self.max_steps, self.max_result_chars = max_steps, max_result_chars
+        self.system, self.history, self.output_spec = system, list(history), output
+        self.policies, self.call_policies = list(policies), list(call_policies)
+        self.config = config or {}
+        self.messages: list[dict[str, Any]] = []
+        self.records: list[StepRecord] = []
+        self.usage = Usage()
+        self.output: Any = None
+        self.step = 0
+        self.tools: list[dict[str, Any]] = []
+        self._sent_names: list[str] | None = None
+        self._asked = 0.0  # when the step's request was sent (time.monotonic())
+        self.context = runctx.RunContext(self.trace.publish, limits, event_loop, deps=deps, run=self)
+
+    # ------------------------------------------------------------------ events and messages
+
+    def publish(self, event: BaseEvent) -> None:
+        """Send an event to the run's trace (from any thread)."""
+        self.context.publish(event)
+
+    def notice(self, message: str, *, about: str | None = None, call_id: str | None = None) -> None:
+        """Publish a Notice for this step."""
+        self.publish(Notice(message, self.step or None, about=about, call_id=call_id))
+
+    def add(self, message: dict[str, Any], source: str, about: str | None = None) -> None:
+        """Append `message` to the conversation and publish it as sent."""
+        self.messages.append(message)
+        self.publish(MessageAdded(index=len(self.messages) - 1, message=message, source=source,
+                                  step=self.step or None, about=about))
+
+    # ------------------------------------------------------------------ the steps
+
+    def start(self) -> None:
+        """Publish `run_start` and lay out the conversation: the system prompt, the carried history, the task."""
+        history = self.history
+        carried = history[1:] if history and history[0]["role"] == "system" else history
+        self.publish(RunStart(
+            task=self.task, mode=self.mode.name, model=self.model.model, base_url=getattr(self.model, "base_url", None),
+            tools_sent=[s["function"]["name"] for s in self.mode.tool_schemas()], notes=self.mode.notes(),
+            trace_path=str(self.trace.path) if self.trace.path else None, history=len(carried),
+            run=self.trace.next_run(), system=self.system, request=request_info(self.model), config=self.config,
+        ))
+        if self.system:
+            kept = history and history[0]["role"] == "system" and history[0]["content"] == self.system
+            self.add(history[0] if kept else {"role": "system", "content": self.system}, "system")
+        self._carry(carried)
+        self._add_task()
+
+    def _add_task(self) -> None:
+        """The task message (with the answer format, when there is one); a note when max_cost cannot be priced."""
+        task = f"{self.task}\n\n{self.output_spec.instructions(self.prompts)}" if self.output_spec else self.task
+        self.add({"role": "user", "content": task}, "task")
+        if self.limits.budget.max_cost is not None and self.prices.lookup(self.model.model) is None:
+            self.notice(f"the price of {self.model.model} is unknown: max_cost holds only if the server reports "
+                        "each request's cost (otherwise the run stops after its first request)", about="price_unknown")
+
+    def _carry(self, carried: list[dict[str, Any]]) -> None:
+        """Add the carried history: as a reference to an earlier run of this trace when it continues one."""
+        ref = self.trace.find_messages(carried)
+        if ref is not None:
+            self.messages.extend(carried)
+            self.publish(Carried(from_run=ref[0], start=ref[1], count=len(carried)))
+            return
+        for message in carried:
+            self.add(message, "history")
+
+    def step_once(self) -> RunResult | None:
+        """One request and what follows from its reply; the result when the run ends here."""
+        self.limits.check(self.usage, self.spent())
+        self.step += 1
+        self.context.step = self.step
+        try:
+            reply = self.ask()
+        except ModelError as exc:
+            self.limits.check_time()  # a request cut by the run's deadline is the budget, not an error
+            return self.fail(str(exc), seconds=time.monotonic() - self._asked, error_type=type(exc).__name__)
+        self.take(reply)
+        verdict = self.review(reply)
+        if verdict is not None:
+            return self.apply(verdict, reply)
+        if reply.tool_calls:
+            self.run_calls(reply)
+            return None
+        return self.answer(reply, None)
+
+    def ask(self) -> Reply:
+        """Send the conversation and the mode's tool schemas (publishing them when they changed)."""
+        self.tools = self.mode.tool_schemas()
+        names = [t["function"]["name"] for t in self.tools]
+        if names != self._sent_names:
+            self.publish(ToolsSent(step=self.step, names=names, schemas=self.tools))
+            self._sent_names = names
+        self._asked = time.monotonic()
+        return ask_model(self.model, self.messages, self.tools, self.context, self.mode.code_tool)
+
+    def take(self, reply: Reply) -> StepRecord:
+        """Account for a reply (usage, cost, a step record), add it to the conversation and publish it."""
+        for i, call in enumerate(reply.tool_calls):
+            if call.recovered not in (None, "arguments"):  # read from the text: the server gave it no id
+                call.id = f"recovered_{self.step}_{i}"  # the same in every replay of the run
+        sent = len(self.messages)
+        usage = reply.usage
+        usage.requests = max(usage.requests, 1)  # a custom Model need not count its requests
+        cost = reply.reported_cost
+        if cost is None:
+            cost = self.prices.cost(reply.model or self.model.model, usage, datetime.now(UTC))
+        self.usage.add(usage)
+        record = StepRecord(self.step, usage, cost, reply.model_seconds, reply.content,
+                            recovered=reply.recovered, finish_reason=reply.finish_reason)
+        self.records.append(record)
+        self.publish(StepUsage(
+            step=self.step, usage=usage.to_dict(), cost=cost, seconds=reply.model_seconds, content=reply.content,
+            tool_calls=[c.to_event() for c in reply.tool_calls], reasoning=reply.reasoning,
+            finish_reason=reply.finish_reason, recovered=reply.recovered, attempts=reply.attempts,
+            model=reply.model, sent_messages=sent,
+            wire_tool_calls=None if reply.wire_calls is None else [c.to_event() for c in reply.wire_calls],
+            sent_at=self._asked - self.trace.started, messages=self.messages[:sent],
+        ))
+        self.add(reply.message(), "reply")
+        return record
+
+    def review(self, reply: Reply) -> Verdict | None:
+        """The first verdict of the run's reply policies, or None."""
+        for policy in self.policies:
+            verdict = policy.review_reply(self, reply)
+            if verdict is not None:
+                return verdict
+        return None
+
+    def apply(self, verdict: Verdict, reply: Reply) -> RunResult | None:
+        """Act on a policy's verdict: ask again (None), take the answer, or stop."""
+        if verdict.action == "answer":
+            return self.answer(reply, verdict.output)
+        if verdict.action == "stop":
+            return self.finish(reply.content or "", "error", verdict.error)
+        if verdict.notice:
+            self.notice(verdict.notice, about=verdict.about)
+        self.add({"role": "user", "content": verdict.message}, "policy", verdict.about)
+        return None
+
+    def run_calls(self, reply: Reply) -> None:
+        """Run the reply's calls (their results join the conversation even when the run stops meanwhile,
+        so it stays valid to continue)."""
+        run_calls(self, reply.tool_calls, self.take_results)
+
+    def take_results(self, calls: list[CallRecord]) -> None:
+        """Record a step's call results and add them, then whatever the policies add after them."""
+        self.records[-1].calls = calls
+        nudges = [text for policy in self.policies for text in policy.review_calls(self, calls)]
+        for call in calls:
+            self.add({"role": "tool", "tool_call_id": call.id, "content": call.result}, "tool")
+        for text in nudges:
+            self.add({"role": "user", "content": text}, "policy", "repeated_call")
+
+    def answer(self, reply: Reply, output: Any) -> RunResult:
+        """End with the reply as the answer (a reply the server cut is noted as such)."""
+        if reply.finish_reason in ("length", "content_filter"):
+            self.notice(f"the answer was cut by the server (finish_reason={reply.finish_reason})", about="cut_answer")
+        self.output = output
+        return self.finish(reply.content or "", "answer")
+
+    def fail(self, message: str, *, seconds: float | None = None, error_type: str | None = None) -> RunResult:
+        """End with an error: a model error (`seconds`: how long the failed request took) or an internal one."""
+        self.publish(ErrorEvent(message, self.step or None, seconds, error_type))
+        return self.finish(None, "error", message)
+
+    # ------------------------------------------------------------------ the end
+
+    def spent(self) -> float | None:
+        """USD spent so far; None when a request's cost is unknown."""
+        costs = [r.cost for r in self.records]
+        return None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
+
+    def finish(self, answer: str | None, stopped: str, error: str | None = None,
+               limit: str | None = None) -> RunResult:
+        """The RunResult, published with `run_end`."""
+        cost = self.spent()
+        if not self.records and self.prices.lookup(self.model.model) is None:
+            cost = None  # no request made, and an unknown price stays unknown
+        result = RunResult(
+            answer=answer, stopped=stopped, error=error, usage=self.usage, cost=cost,  # type: ignore[arg-type]
+            wall_time=time.monotonic() - self.limits.started, model_time=sum(r.seconds for r in self.records),
+            records=self.records, messages=self.messages, output=self.output, limit=limit,
+            trace_path=self.trace.path,
+        )
+        self.publish(RunEnd(
+            answer=answer, stopped=stopped, error=error, usage=self.usage.to_dict(), cost=cost,
+            wall_time=result.wall_time, model_time=result.model_time, steps=len(self.records),
+            trace_path=str(self.trace.path) if self.trace.path else None, limit=limit,
+            messages=len(self.messages), result=result,
+        ))
+        self.trace.remember_messages(self.messages)
+        return result
