@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from toolmode.sandbox import shell as _shell  # noqa: F401  # its launcher is the tiers' probe
 from toolmode.sandbox import tiers
 
 TIERS = ["bwrap", "unshare", "landlock"]

@@ -48,7 +48,7 @@ def _unescape(path: str) -> str:
 
 def _mounts() -> list[tuple[str, str, str]]:
     """(mount point, file system type, super options) of this process's mounts, from mountinfo."""
-    found = []
+    found: list[tuple[str, str, str]] = []
     try:
         with open("/proc/self/mountinfo") as f:
             text = f.read()

@@ -30,6 +30,7 @@ from ..callscope import CallScope, ToolCancelled
 from ..callscope import remaining_time as remaining_time
 from ..hostenv import environment_refusal
 from . import boot, runlimits, tiers, usage, view
+from . import shell as _shell  # noqa: F401  # its launcher is the tiers' probe (set_launcher_probe)
 from .budget import INTERVAL
 from .output import cap_output, escape_control, format_error
 from .protocol import Channel, ChannelClosed, FrameTimeout, ProtocolError, encode

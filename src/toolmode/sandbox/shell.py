@@ -26,6 +26,7 @@ import select
 import selectors
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -259,9 +260,9 @@ def _run(command: str, ws: Path, timeout: float, max_output: int, memory_mb: int
             _live.discard(proc.pid)
         proc.stdout.close()
         proc.stderr.close()
-        for fd in (pidfd, tmp, init[0]):
-            if fd is not None:
-                os.close(fd)
+        for open_fd in (pidfd, tmp, init[0]):
+            if open_fd is not None:
+                os.close(open_fd)
     stderr = _cap(bufs[proc.stderr], dropped[proc.stderr])
     if stopped:
         stderr += f"\n[toolmode: the command was stopped: {stopped}]"
@@ -342,3 +343,13 @@ def _stop(proc: subprocess.Popen[bytes], init: int | None) -> None:
     kill_group(proc.pid)
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=1)
+
+
+def _probe_tier(tier: tiers.Tier) -> tuple[bool, str]:
+    """Whether `true` runs through the launcher on `tier` here, and if not, what it said."""
+    with tempfile.TemporaryDirectory(prefix="toolmode-probe-") as ws:
+        res = run_confined("true", workspace=ws, timeout=30, tier=tier)
+    return res.exit_code == 0, res.stderr.strip()[-300:]
+
+
+tiers.set_launcher_probe(_probe_tier)

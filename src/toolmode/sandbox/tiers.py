@@ -11,7 +11,7 @@
 `resolve(policy)` answers for "auto" (the best available), "namespaces" (either builder), "bwrap" and
 "unshare" (one builder), "landlock" and "none"; a forced tier that is unavailable raises SandboxUnavailable
 (fail closed). Each builder is probed once per process by running `true` through the real shell launcher on
-it. When "auto" cannot make namespaces, one SandboxWarning says what to install and what the weaker tier
+it (shell.py hands its launcher in: `set_launcher_probe`). When "auto" cannot make namespaces, one SandboxWarning says what to install and what the weaker tier
 does not hold.
 """
 
@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 import threading
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from . import confine, landlock, seccomp, view
@@ -74,6 +74,7 @@ NONE = Tier("none")
 
 _probed: dict[str, tuple[bool, str]] = {}
 _probe_lock = threading.Lock()
+_launcher_probe: Callable[[Tier], tuple[bool, str]] | None = None
 _warned = False
 
 
@@ -83,18 +84,24 @@ def bwrap_path() -> str | None:
     return shutil.which("bwrap", path=SAFE_PATH)
 
 
+def set_launcher_probe(probe: Callable[[Tier], tuple[bool, str]]) -> None:
+    """Use `probe` (run `true` through the shell launcher on a tier: (works, why not)) to find which builders
+    work. shell.py registers its launcher at import: the launcher is what every later run uses, and the shell
+    module chooses its tier through this one, so the dependency is handed in rather than imported back."""
+    global _launcher_probe
+    _launcher_probe = probe
+
+
 def _probe(tier: Tier) -> tuple[bool, str]:
     """Run `true` through the shell launcher on `tier` (once per process): (works, why not)."""
-    from .shell import run_confined  # the launcher is what every later run uses
-
+    if _launcher_probe is None:  # a programming error, not a host without namespaces: never a silent fallback
+        raise RuntimeError("toolmode.sandbox.shell must be imported before a tier is chosen")
     with _probe_lock:
         if tier.builder not in _probed:
-            with tempfile.TemporaryDirectory(prefix="toolmode-probe-") as ws:
-                try:
-                    res = run_confined("true", workspace=ws, timeout=30, tier=tier)
-                    _probed[tier.builder] = (res.exit_code == 0, res.stderr.strip()[-300:])
-                except (OSError, SandboxUnavailable) as exc:
-                    _probed[tier.builder] = (False, str(exc))
+            try:
+                _probed[tier.builder] = _launcher_probe(tier)
+            except (OSError, SandboxUnavailable) as exc:
+                _probed[tier.builder] = (False, str(exc))
         return _probed[tier.builder]
 
 
@@ -124,7 +131,7 @@ def resolve(policy: str) -> Tier:
         raise ValueError(f"unknown sandbox policy {policy!r}; choose one of {', '.join(POLICIES)}")
     if policy == "none":
         return NONE
-    reasons = []
+    reasons: list[str] = []
     for tier in resolve_candidates(policy):
         ok, why = available(tier)
         if ok:
