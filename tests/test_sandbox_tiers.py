@@ -5,11 +5,13 @@ from __future__ import annotations
 import os
 import warnings
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from toolmode.sandbox import Sandbox, SandboxLimits, SandboxUnavailable, landlock, tiers, view
 from toolmode.sandbox.shell import run_confined
+from toolmode.settings import SandboxSettings
 
 needs_landlock = pytest.mark.skipif(landlock.abi_version() < 1, reason="needs Landlock")
 
@@ -122,3 +124,21 @@ def test_git_and_runs_made_after_the_worker_started_are_read_only_in_the_first_r
         (ws / "runs").mkdir()
         res = sb.run("try:\n    open('runs/x', 'w')\nexcept OSError as e:\n    print(e.errno)", [], lambda n, k: None)
     assert res.text() == "30" and not (ws / "runs" / "x").exists()  # EROFS
+
+
+@pytest.mark.parametrize("mode", ["code", "react"])
+def test_the_tier_is_named_at_the_start_of_each_run(tier: str, mode: str, tmp_path: Path, scripted: Any) -> None:
+    # code mode names run_code's sandbox; react mode the builtin run_shell's (the same tier chooser)
+    from toolmode import Agent
+    from toolmode.events import RunStart
+    from toolmode.testing import reply
+    from toolmode.tools.builtin import builtin_tools
+
+    server = scripted([reply("one"), reply("two")])
+    words = {"bwrap": "namespaces (bubblewrap)", "unshare": "namespaces (unshare)", "landlock": "no namespaces"}
+    with Agent(tools=builtin_tools(tmp_path), mode=mode, base_url=server.base_url, model="m", api_key="k",
+               sandbox=SandboxSettings(workspace=tmp_path, policy=tier)) as agent:
+        for task in ("first", "second"):
+            (start,) = [e for e in agent.stream(task) if isinstance(e, RunStart)]
+            named = [n for n in start.notes if n.startswith("sandbox:" if mode == "code" else "run_shell sandbox:")]
+            assert len(named) == 1 and words[tier] in named[0] and "seccomp" in named[0], start.notes

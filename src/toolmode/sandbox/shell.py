@@ -345,6 +345,15 @@ def _stop(proc: subprocess.Popen[bytes], init: int | None) -> None:
         proc.wait(timeout=1)
 
 
+def describe_tier(policy: str | None = None) -> str:
+    """The line printed at the start of a run that offers run_shell: the tier its commands run in here."""
+    try:
+        tier = tiers.resolve(policy or tiers.DEFAULT_POLICY)
+    except SandboxUnavailable as exc:
+        return f"run_shell sandbox: none can be built, every command is refused ({exc})"
+    return f"run_shell sandbox: {tier.describe()}, caps dropped, no network"
+
+
 def _probe_tier(tier: tiers.Tier) -> tuple[bool, str]:
     """Whether `true` runs through the launcher on `tier` here, and if not, what it said."""
     with tempfile.TemporaryDirectory(prefix="toolmode-probe-") as ws:
