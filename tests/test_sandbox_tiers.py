@@ -142,3 +142,14 @@ def test_the_tier_is_named_at_the_start_of_each_run(tier: str, mode: str, tmp_pa
             (start,) = [e for e in agent.stream(task) if isinstance(e, RunStart)]
             named = [n for n in start.notes if n.startswith("sandbox:" if mode == "code" else "run_shell sandbox:")]
             assert len(named) == 1 and words[tier] in named[0] and "seccomp" in named[0], start.notes
+
+
+def test_programs_run_below_the_host_and_cannot_climb_back(tier: str, tmp_path: Path) -> None:
+    # the start-up runs at the host's priority; the program (and the shell's command) at confine.NICE, for good
+    program = ("import os\nprint(os.getpriority(os.PRIO_PROCESS, 0))\ntry:\n"
+               "    os.setpriority(os.PRIO_PROCESS, 0, 0)\n    print('RAISED')\nexcept OSError as e:\n    print(e.errno)\n")
+    with Sandbox(tmp_path, SandboxLimits(timeout=30), policy=tier) as sb:
+        assert sb.run(program, [], lambda name, kwargs: None).output.split() == ["10", "13"]  # EACCES
+    res = run_confined("nice; renice -n 0 -p $$ >/dev/null 2>&1 && echo RAISED || echo refused", workspace=tmp_path,
+                       timeout=30)
+    assert res.stdout.split() == ["10", "refused"], res

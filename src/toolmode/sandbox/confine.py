@@ -46,11 +46,8 @@ NICE = 10  # the confined processes' niceness: under CPU contention the host's c
 
 def set_limits(*, cpu_soft: int | None, cpu_hard: int | None, memory_mb: int | None, file_size_mb: int | None,
                open_files: int | None, nproc: int | None = None) -> None:
-    """Lower this process's rlimits (hard limits included, so the program cannot raise them again) and its
-    priority to NICE (it cannot raise it again: RLIMIT_NICE stays, CAP_SYS_NICE goes)."""
-    current = os.getpriority(os.PRIO_PROCESS, 0)
-    if current < NICE:
-        os.setpriority(os.PRIO_PROCESS, 0, NICE)
+    """Lower this process's rlimits (hard limits included, so the program cannot raise them again)."""
+
     def lower(which: int, soft: int, hard: int | None = None) -> None:
         cur_soft, cur_hard = resource.getrlimit(which)
         hard = soft if hard is None else hard
@@ -69,6 +66,15 @@ def set_limits(*, cpu_soft: int | None, cpu_hard: int | None, memory_mb: int | N
         lower(resource.RLIMIT_NOFILE, open_files)
     if nproc is not None:
         lower(resource.RLIMIT_NPROC, nproc)
+
+
+def lower_priority() -> None:
+    """Lower this process's priority to NICE (it cannot raise it again: RLIMIT_NICE stays, CAP_SYS_NICE is
+    gone). Called last before `ready`, so the start-up itself competes for a CPU at the host's priority (on a
+    busy machine a worker started at nice 10 waited several times its own CPU time to be ready) while the
+    model's program, and every process it starts, runs below the host's checks."""
+    if os.getpriority(os.PRIO_PROCESS, 0) < NICE:
+        os.setpriority(os.PRIO_PROCESS, 0, NICE)
 
 
 def seccomp_filter(*, worker: bool, tier: str, pid: int, abi: int, protect: tuple[int, ...] = ()) -> bytes:

@@ -88,6 +88,7 @@ def main() -> None:
         applied = confine.lock_down(cfg["workspace"], worker=False, tier=tier["name"], protect=(cfg["host"],),
                                     program=program)
         caps.prctl(PR_SET_CHILD_SUBREAPER, 1)
+        confine.lower_priority()
         _handshake(cfg["ready_fd"], cfg["go_fd"])
     except Exception as exc:  # fail closed: never run the command unconfined
         os.write(2, f"sandbox setup failed: {type(exc).__name__}: {exc}\n".encode())

@@ -355,6 +355,11 @@ def main() -> None:
     runner = Runner(Rpc(chan), persistent, cpu, cpu_hard)
     if tier.get("builder"):
         _warm_up(runner)
+    try:
+        confine.lower_priority()
+    except OSError as exc:  # fail closed, as for the rest of the confinement
+        chan.send({"op": "fatal", "message": f"{type(exc).__name__}: {exc}"})
+        os._exit(1)
     chan.send({"op": "ready", **applied})
     handlers = _handlers() if persistent else {}
     while True:
