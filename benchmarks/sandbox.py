@@ -12,8 +12,8 @@ worker is stopped (SIGSTOP) after each run and answers a ping before the next, w
 "Worker cold start" is the time from asking for a new worker (process start, policy sent, namespaces and
 view built, confined) until it reported ready and the host attached to it (found its pid, opened its /tmp),
 measured alone (no run in flight); the start of a bare `python -I -S -B -c pass` is printed beside it as the
-floor. On a busy machine the wall times mostly measure waiting for a CPU; the CPU time the worker's processes
-used until ready does not.
+floor. On a busy machine the wall times mostly measure waiting for a CPU (the load average is printed per tier;
+the minimum is a sample that hardly waited); the CPU time the worker's processes used until ready does not.
 
 "Overshoot": 4 threads in one program write 1 MiB chunks as fast as they can against a 64 MiB budget; printed
 is what the workspace holds when the run was stopped (5 runs).
@@ -21,6 +21,7 @@ is what the workspace holds when the run was stopped (5 runs).
 
 from __future__ import annotations
 
+import os
 import resource
 import statistics
 import subprocess
@@ -166,7 +167,8 @@ def tier_figures(policy: str, noop: StubSpec) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         ws = Path(tmp)
         with Sandbox(ws, SandboxLimits(timeout=60, max_tool_calls=5000), policy=policy) as sb:
-            print(f"== {policy}: {sb.describe_policy()}")
+            print(f"== {policy}: {sb.describe_policy()}; load average {os.getloadavg()[0]:.1f} "
+                  f"on {os.cpu_count()} CPUs")
             sb.run("pass", [], lambda n, k: None)
             sb._wait_ready()
             worker = sb._worker
@@ -184,7 +186,7 @@ def tier_figures(policy: str, noop: StubSpec) -> None:
                 rounds.append(time.perf_counter() - t0)
                 host_cpu.append(time.thread_time() - c0)
             print(f"run_code round trip (ready worker, print(1), n=300): median {statistics.median(rounds) * 1e3:.2f} ms, "
-                  f"p95 {_pct(rounds, 0.95) * 1e3:.2f} ms; CPU time of the calling thread in run() median "
+                  f"min {min(rounds) * 1e3:.2f} ms, p95 {_pct(rounds, 0.95) * 1e3:.2f} ms; CPU time of the calling thread in run() median "
                   f"{statistics.median(host_cpu) * 1e3:.3f} ms")
             back = []
             for _ in range(30):
@@ -199,11 +201,11 @@ def tier_figures(policy: str, noop: StubSpec) -> None:
             sb._wait_ready()
             cold, cold_cpu = _cold_start(sb, 40)
             print(f"worker cold start, spawn to ready (n=40): median {statistics.median(cold) * 1e3:.1f} ms, "
-                  f"p95 {_pct(cold, 0.95) * 1e3:.1f} ms; CPU time of its processes median "
+                  f"min {min(cold) * 1e3:.1f} ms, p95 {_pct(cold, 0.95) * 1e3:.1f} ms; CPU time of its processes median "
                   f"{statistics.median(cold_cpu) * 1e3:.1f} ms")
         wall, cpu = _persistent(ws, noop, 200, policy)
         print(f"persistent worker, print(1) (stopped between runs, pinged before each; n=200): median "
-              f"{statistics.median(wall) * 1e3:.2f} ms, p95 {_pct(wall, 0.95) * 1e3:.2f} ms; the worker's CPU per run "
+              f"{statistics.median(wall) * 1e3:.2f} ms, min {min(wall) * 1e3:.2f} ms, p95 {_pct(wall, 0.95) * 1e3:.2f} ms; the worker's CPU per run "
               f"{statistics.median(cpu) * 1e3:.3f} ms")
         shell_wall = []
         for _ in range(20):
