@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from sandbox_tiers import tier  # noqa: F401 (a fixture: the sandbox tier a test runs on)
 from toolmode.testing import ScriptedModelServer
 
 PAGE_TITLE = "Toolmode Fixture Page"

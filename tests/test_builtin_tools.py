@@ -343,8 +343,7 @@ def test_run_shell_timeout_is_capped_by_the_configured_maximum(ws):
 
 def test_run_shell_cannot_write_outside_the_workspace(tools, tmp_path):
     target = tmp_path / "escaped.txt"
-    result = tools["run_shell"](command=f"echo x > {target}")
-    assert result["exit_code"] != 0
+    tools["run_shell"](command=f"echo x > {target}")  # refused, or (namespaces tier) written to its own /tmp
     assert not target.exists()
 
 

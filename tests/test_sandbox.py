@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -241,9 +240,15 @@ def test_crash_is_reported_and_worker_replaced(sandbox: Sandbox) -> None:
 
 
 @needs_landlock
-def test_policy_text(sandbox: Sandbox) -> None:
-    text = sandbox.describe_policy()
-    assert text.startswith("sandbox: landlock (ABI ") and "seccomp, caps dropped, 2 s, 1024 MiB, no network" in text
+@pytest.mark.parametrize(("policy", "start"), [("bwrap", "sandbox: namespaces (bubblewrap) + landlock (ABI "),
+                                               ("unshare", "sandbox: namespaces (unshare) + landlock (ABI "),
+                                               ("landlock", "sandbox: landlock (ABI ")])
+def test_policy_text(tmp_path: Path, policy: str, start: str) -> None:
+    with Sandbox(tmp_path, LIMITS, policy=policy) as sb:
+        text = sb.describe_policy()
+    assert text.startswith(start) and "seccomp" in text and "caps dropped, 2 s, 1024 MiB, no network" in text
+    if policy == "landlock":
+        assert "no namespaces" in text and "install bubblewrap" in text
 
 
 def test_policy_none_runs_and_says_unsafe(tmp_path: Path) -> None:
@@ -252,10 +257,13 @@ def test_policy_none_runs_and_says_unsafe(tmp_path: Path) -> None:
         assert run(sb, "print(add(20, 22))").text() == "42"
 
 
-@pytest.mark.skipif(shutil.which("bwrap") is not None, reason="bwrap is installed")
-def test_forced_missing_mechanism_fails_closed(tmp_path: Path) -> None:
-    with pytest.raises(SandboxUnavailable, match='sandbox="none"'):
+def test_forced_missing_mechanism_fails_closed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from toolmode.sandbox import tiers
+
+    monkeypatch.setattr(tiers, "bwrap_path", lambda: None)  # as on a host without bubblewrap
+    with pytest.raises(SandboxUnavailable, match="bubblewrap") as info:
         Sandbox(tmp_path, LIMITS, policy="bwrap")
+    assert 'sandbox="none"' in str(info.value) and "apt install bubblewrap" in str(info.value)
 
 
 def test_unknown_policy(tmp_path: Path) -> None:
@@ -301,13 +309,12 @@ def _forge_done(with_run_id: bool) -> str:
 @needs_landlock
 @pytest.mark.parametrize("with_run_id", [False, True])
 def test_forged_done_frame_cannot_desync_a_persistent_worker(tmp_path: Path, with_run_id: bool) -> None:
-    import time
-
+    # The worker is stopped when the (forged) `done` arrives; before run 2 it is continued and must answer a
+    # ping first: the rest of run 1 (its real `done`) comes before the answer, so the worker is replaced.
     with Sandbox(tmp_path, LIMITS, persistent=True) as sb:
         first = run(sb, _forge_done(with_run_id))
         if not with_run_id:
             assert "broke the sandbox protocol" in first.text() and first.reset
-        time.sleep(0.6)  # the real `done` of run 1 is on the wire now
         second = run(sb, "print('run 2')")
         assert second.output == "run 2\n"
         assert "real output of run 1" not in second.text() and "FORGED" not in second.text()
@@ -330,16 +337,24 @@ def test_lone_surrogates_do_not_break_the_channel(tmp_path: Path) -> None:
 
 @needs_landlock
 def test_timeout_is_enforced_while_a_host_tool_runs(tmp_path: Path) -> None:
-    import time
+    # The tool blocks until the test lets it go: the run returned at its deadline while the tool still ran.
+    import threading
 
     slow = StubSpec("slow", ["s"], "slow(s: float) -> str", "")
+    release, finished = threading.Event(), threading.Event()
+
+    def blocking(name: str, kwargs: dict[str, Any]) -> str:
+        release.wait(600)  # a bound for a broken build
+        finished.set()
+        return "ok"
+
     with Sandbox(tmp_path, SandboxLimits(timeout=1)) as sb:
-        t0 = time.monotonic()
-        res = sb.run("print('start')\nprint(slow(4))", [slow], lambda n, k: time.sleep(k["s"]) or "ok")
-        elapsed = time.monotonic() - t0
+        res = sb.run("print('start')\nprint(slow(4))", [slow], blocking)
+        still_running = not finished.is_set()
+        release.set()
         assert res.timed_out and res.text() == ("Error: timed out after 1 s; the host tool 'slow' was still running: "
                                                 "it was told to stop, its result is discarded; the worker was restarted")
-        assert elapsed < 2
+        assert still_running
         assert sb.run("print(add(1, 1))", [ADD], host_call).text() == "2"
 
 
@@ -393,33 +408,44 @@ def test_unicode_format_characters_escaped(sandbox: Sandbox) -> None:
 
 
 @needs_landlock
-@pytest.mark.parametrize("program", ["while True:\n    pass", "slow(8)"])
+@pytest.mark.parametrize("program", ["started()\nwhile True:\n    pass", "started()\nslow()"])
 def test_close_does_not_wait_for_a_running_program(tmp_path: Path, program: str) -> None:
+    # The program tells the host it runs; close() then ends it at once. Neither the program (its timeout is
+    # 600 s) nor the tool (it waits for the test) would end by itself: close() returning is the proof.
     import threading
-    import time
 
-    slow = StubSpec("slow", ["s"], "slow(s: float) -> str", "")
-    sb = Sandbox(tmp_path, SandboxLimits(timeout=8))
+    running, release = threading.Event(), threading.Event()
+    stubs = [StubSpec("started", [], "started() -> None", ""), StubSpec("slow", [], "slow() -> None", "")]
+
+    def call(name: str, kwargs: dict[str, Any]) -> None:
+        if name == "started":
+            running.set()
+        else:
+            release.wait(600)  # a bound for a broken build
+
+    sb = Sandbox(tmp_path, SandboxLimits(timeout=600))
     results: list[CodeResult] = []
-    runner = threading.Thread(target=lambda: results.append(sb.run(program, [slow], lambda n, k: time.sleep(k["s"]))))
+    runner = threading.Thread(target=lambda: results.append(sb.run(program, stubs, call)))
     runner.start()
-    time.sleep(0.5)
-    t0 = time.monotonic()
+    assert running.wait(60)  # a bound for a broken build
     sb.close()
-    closed_in = time.monotonic() - t0
-    runner.join(5)
-    assert closed_in < 2 and not runner.is_alive()
-    assert results and results[0].error is not None
+    runner.join(60)
+    release.set()
+    assert not runner.is_alive() and results and results[0].error is not None
+    assert "closed while the program ran" in results[0].error
 
 
 def test_fail_closed_message_names_both_ways_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from toolmode.sandbox import host
+    # A host with no Landlock, no bubblewrap and no user namespaces: nothing can be built.
+    from toolmode.sandbox import tiers
 
-    monkeypatch.setattr(host.landlock, "abi_version", lambda: 0)
-    monkeypatch.setattr(host.shutil, "which", lambda name: None)
+    monkeypatch.setattr(tiers.landlock, "abi_version", lambda: 0)
+    monkeypatch.setattr(tiers, "bwrap_path", lambda: None)
+    monkeypatch.setattr(tiers, "_probe", lambda tier: (False, "user namespaces cannot be made"))
     with pytest.raises(SandboxUnavailable) as info:
         Sandbox(tmp_path, LIMITS)
     assert 'sandbox="none"' in str(info.value) and "--sandbox none" in str(info.value)
+    assert "apt install bubblewrap" in str(info.value)
 
 
 @needs_landlock

@@ -12,8 +12,20 @@ host's open files, threads and resource limits are as before; no process started
 run_shell) is left, and nothing grows the workspace any more. `# tools: a, b` offers more builtin tools
 than read_file, write_file and list_dir (and `add`). `# persistent: yes` keeps the worker between runs.
 `# limits: key=value, ...` sets the run's
-SandboxLimits fields for one program; `# max-written-mb: N` bounds what the workspace may hold afterwards
-(data plus 4 KiB per file or directory: how the write budget charges), right after the run and after close.
+SandboxLimits fields for one program; `# max-written-mb: N` bounds what the workspace may hold on disk
+afterwards (blocks, and an inode per entry), right after the run and after close. `# absent: PATH` names a host
+path that must not exist afterwards; `# setup-dir: NAME` a directory the workspace holds before the run;
+`# cgroups: off` runs it without cgroups (the host's sampling alone holds tasks and memory).
+
+On the host, before and after each program: the sentinel's files (a 0600 one with a secret in an extended
+attribute, a 0666 one, a program that must not become setuid) and the device nodes and interpreter binary the
+sandbox shows keep their mode, owner, times and extended attributes; a 0600 SysV segment of the host's stays
+unread and unchanged; no SysV object and no mount in the workspace outlive the run.
+
+Every program runs on every tier (namespaces built by bubblewrap or by unshare, and landlock), run_shell
+inside it on the same one. `# expect[namespaces]:` and `# expect[landlock]:` lines hold for one tier only:
+the same attack fails with FileNotFoundError where the host's path is not in the namespaces tier's view and
+with PermissionError where Landlock refuses it.
 """
 
 from __future__ import annotations
@@ -22,17 +34,28 @@ import contextlib
 import dataclasses
 import os
 import resource
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from host_health import host_state, same_host_state
+from host_health import (
+    HOST_SHM_TEXT,
+    XATTR_SECRET,
+    HostSegment,
+    host_objects,
+    host_state,
+    plant,
+    same_host_objects,
+    same_host_state,
+)
+from sandbox_tiers import expectations
 from toolmode import callscope
 from toolmode.bench.results import ResultsFile, read_results, read_settings, write_settings
 from toolmode.events import Notice
-from toolmode.sandbox import Sandbox, SandboxLimits, StubSpec, landlock, shell
-from toolmode.sandbox.budget import INODE_BYTES
+from toolmode.sandbox import Sandbox, SandboxLimits, StubSpec, landlock, runlimits, shell
+from toolmode.sandbox.spawn import interpreter
 from toolmode.trace import open_trace_file
 
 CORPUS = sorted((Path(__file__).parent / "adversarial").glob("*.py"))
@@ -40,10 +63,9 @@ SECRET = "sk-test-SECRET-3f9a7c1e"
 LIMITS = SandboxLimits(timeout=2, memory_mb=256, file_size_mb=8, max_output=2000, max_tool_calls=50,
                        max_frame_bytes=1024 * 1024, max_write_mb=64)
 ADD = StubSpec("add", ["a", "b"], "add(a, b)", "Add or concatenate.")
+INODE_DISK_BYTES = 256  # ext4's on-disk inode
 
 pytestmark = pytest.mark.skipif(landlock.abi_version() < 1, reason="needs Landlock")
-
-
 def _tools(ws: Path, extra: list[str]) -> tuple[list[StubSpec], Any]:
     from toolmode.tools.builtin import builtin_tools
 
@@ -90,11 +112,11 @@ def _workspace_processes(ws: Path) -> list[str]:
 
 
 def _charged(root: Path) -> int:
-    """What the workspace holds, as the write budget charges it: bytes plus INODE_BYTES per entry."""
-    total = 0
+    """What the workspace holds on disk: every entry's blocks (files' data, directories' entries) plus an
+    on-disk inode (INODE_DISK_BYTES) per entry."""
+    total = root.lstat().st_blocks * 512
     for path in root.rglob("*"):
-        info = path.lstat()
-        total += INODE_BYTES + (info.st_blocks * 512 if path.is_file() and not path.is_symlink() else 0)
+        total += INODE_DISK_BYTES + path.lstat().st_blocks * 512
     return total
 
 
@@ -136,6 +158,16 @@ def _warm(tmp_path_factory: pytest.TempPathFactory) -> None:
     shell.run_confined("true", workspace=warm, timeout=20)
 
 
+@pytest.fixture(scope="module")
+def host_segment() -> Iterator[HostSegment]:
+    """A 0600 SysV segment of the host's, for the whole corpus: no program may read or change it."""
+    segment = HostSegment()
+    try:
+        yield segment
+    finally:
+        segment.remove()
+
+
 def _snapshot(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() if p.is_file() else b"<dir>" for p in sorted(root.rglob("*"))}
 
@@ -145,31 +177,43 @@ def test_corpus_is_large_enough() -> None:
 
 
 @pytest.mark.parametrize("program", CORPUS, ids=lambda p: p.stem)
-def test_program_is_contained(program: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_program_is_contained(program: Path, tier: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                              host_segment: HostSegment) -> None:
     monkeypatch.setenv("DEEPSEEK_API_KEY", SECRET)
     ws, sentinel = tmp_path / "ws", tmp_path / "sentinel"
     ws.mkdir()
     sentinel.mkdir()
     (sentinel / "keep.txt").write_text("keep")
+    plant(sentinel)
+    source = program.read_text()
+    for name in expectations(source, "setup-dir", tier):  # directories the workspace holds before the run
+        (ws / name).mkdir(parents=True)
+    if any(line.replace(" ", "") == "#cgroups:off" for line in source.splitlines()):
+        monkeypatch.setattr(runlimits, "ENABLED", False)  # the fallback: the host samples the run
     before = _snapshot(sentinel)
     host_before = host_state()
-    source = program.read_text()
+    objects_before = host_objects(sentinel, ws, interpreter())
+    segment_before = host_segment.stat()
     code = source.replace("{{SENTINEL}}", str(sentinel)).replace("{{WORKSPACE}}", str(ws))
-    expects = [line.split(":", 1)[1].strip() for line in source.splitlines() if line.startswith("# expect:")]
-    refuses = [line.split(":", 1)[1].strip() for line in source.splitlines() if line.startswith("# expect-not:")]
+    expects = expectations(source, "expect", tier)
+    refuses = expectations(source, "expect-not", tier)
     limits = LIMITS
     for line in source.splitlines():
         if line.startswith("# limits:"):
             fields = dict(item.split("=") for item in line.split(":", 1)[1].replace(" ", "").split(","))
             limits = dataclasses.replace(LIMITS, **{k: type(getattr(LIMITS, k))(v) for k, v in fields.items()})
     bounds = [int(line.split(":", 1)[1]) for line in source.splitlines() if line.startswith("# max-written-mb:")]
+    absent = [Path(p.replace("{{SENTINEL}}", str(sentinel)).replace("{{WORKSPACE}}", str(ws)))
+              for p in expectations(source, "absent", tier)]
+    for path in absent:
+        path.unlink(missing_ok=True)
     extra = [name.strip() for line in source.splitlines() if line.startswith("# tools:")
              for name in line.split(":", 1)[1].split(",")]
     stubs, call = _tools(ws, extra)
     persistent = any(line.replace(" ", "") == "#persistent:yes" for line in source.splitlines())
     process_before = _host_state()
 
-    sb = Sandbox(ws, limits, persistent=persistent)
+    sb = Sandbox(ws, limits, persistent=persistent, policy=tier)
     try:
         result = sb.run(code, stubs, call)
         written = _charged(ws)
@@ -190,7 +234,11 @@ def test_program_is_contained(program: Path, tmp_path: Path, monkeypatch: pytest
         assert expected in text, f"{expected!r} not in result:\n{text}"
     for unexpected in refuses + ["WROTE", "CHANGED", "RAISED", "SENT", "OPENED", "pwned", "LATE OUTPUT"]:
         assert unexpected not in text, f"{unexpected!r} in result:\n{text}"
-    assert SECRET not in text
+    assert SECRET not in text and XATTR_SECRET not in text and HOST_SHM_TEXT.decode() not in text
+    assert [p for p in absent if p.exists()] == [], "the program changed the host outside the workspace"
+    same_host_objects(objects_before, host_objects(sentinel, ws, interpreter()))
+    assert host_segment.stat() == segment_before, "the host's SysV segment was attached to or changed"
+    assert host_segment.text() == HOST_SHM_TEXT
     assert after.text() == "still here"
     assert _snapshot(sentinel) == before
     same_host_state(host_before, host_state())

@@ -3,7 +3,11 @@
 `{{HOST}}` in a script is replaced by this test process's pid: the launcher's parent, i.e. the host, as an
 attacker who guessed it would write it. For each script: its output shows every `# expect:` line and none
 of the words the scripts print on success (CHANGED, LEAKED); the host's limits, niceness, scheduler,
-affinity and I/O class are unchanged; and the host still runs a command afterwards.
+affinity and I/O class are unchanged; and the host still runs a command afterwards. Each script runs on every
+tier (`# expect[namespaces]:` / `# expect[landlock]:` lines hold for one of them). `{{SENTINEL}}` is a host
+directory outside the workspace holding planted files (host_health.plant): their metadata, the device nodes,
+the interpreter binary, a 0600 SysV segment of the host's and the set of SysV objects and mounts are compared
+before and after; `# absent:` paths must not exist afterwards; `# setup-dir:` directories are made first.
 """
 
 from __future__ import annotations
@@ -11,13 +15,25 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from host_health import host_state, same_host_state
+from host_health import (
+    HOST_SHM_TEXT,
+    XATTR_SECRET,
+    HostSegment,
+    host_objects,
+    host_state,
+    plant,
+    same_host_objects,
+    same_host_state,
+)
+from sandbox_tiers import expectations
 from toolmode.sandbox import landlock
 from toolmode.sandbox.shell import run_confined
+from toolmode.sandbox.spawn import interpreter
 
 SCRIPTS = sorted((Path(__file__).parent / "adversarial" / "shell").glob("*.sh"))
 
@@ -28,21 +44,44 @@ def test_shell_corpus_exists() -> None:
     assert len(SCRIPTS) >= 5
 
 
+@pytest.fixture(scope="module")
+def host_segment() -> Iterator[HostSegment]:
+    """A 0600 SysV segment of the host's: no script may attach to it or change it."""
+    segment = HostSegment()
+    try:
+        yield segment
+    finally:
+        segment.remove()
+
+
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.stem)
-def test_shell_script_is_contained(script: Path, tmp_path: Path) -> None:
+def test_shell_script_is_contained(script: Path, tier: str, tmp_path: Path, host_segment: HostSegment) -> None:
+    ws, sentinel = tmp_path / "ws", tmp_path / "sentinel"
+    ws.mkdir()
+    sentinel.mkdir()
+    plant(sentinel)
     source = script.read_text()
-    expects = [line.split(":", 1)[1].strip() for line in source.splitlines() if line.startswith("# expect:")]
+    for name in expectations(source, "setup-dir", tier):
+        (ws / name).mkdir(parents=True)
+    expects = expectations(source, "expect", tier)
+    absent = [Path(p.replace("{{WORKSPACE}}", str(ws))) for p in expectations(source, "absent", tier)]
     before = host_state()
-    res = run_confined(source.replace("{{HOST}}", str(os.getpid())), workspace=tmp_path, timeout=20)
+    objects = host_objects(sentinel, ws, interpreter())
+    segment = host_segment.stat()
+    command = source.replace("{{HOST}}", str(os.getpid())).replace("{{SENTINEL}}", str(sentinel))
+    res = run_confined(command, workspace=ws, timeout=20)
     out = res.stdout + res.stderr
     assert expects, "every script names what its output must show"
     assert not res.timed_out, out
     for expected in expects:
         assert expected in res.stdout, f"{expected!r} not in output:\n{out}"
-    for word in ("CHANGED", "LEAKED"):
+    for word in ("CHANGED", "LEAKED", XATTR_SECRET, HOST_SHM_TEXT.decode()):
         assert word not in out, out
     same_host_state(before, host_state())
-    assert run_confined("echo alive", workspace=tmp_path, timeout=10).stdout == "alive\n"
+    same_host_objects(objects, host_objects(sentinel, ws, interpreter()))
+    assert host_segment.stat() == segment and host_segment.text() == HOST_SHM_TEXT
+    assert [p for p in absent if p.exists()] == [], "the script changed what the host trusts"
+    assert run_confined("echo alive", workspace=ws, timeout=10).stdout == "alive\n"
 
 
 def test_shell_filter_without_landlock_scoping_refuses_sigio_owners() -> None:

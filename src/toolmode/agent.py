@@ -74,9 +74,9 @@ class Agent:
       (`act_first`: how a run that offers tools is made to start with a call, see `toolmode.act_first`;
       None: the preset's default, "schema" for llama.cpp / vLLM / Ollama, "tool_choice" for OpenAI /
       DeepSeek / OpenRouter, "nudge" otherwise and for a Model object without an `act_first` of its own);
-    - `sandbox`: a policy ("auto", "landlock", "bwrap", "none" = unsafe) or `SandboxSettings(workspace,
-      policy, limits, persistent, allow_env_in_workspace)`; with no workspace, code runs in a private
-      temporary folder removed at `close()`;
+    - `sandbox`: a policy ("auto", "namespaces", "bwrap", "unshare", "landlock", "none" = unsafe) or
+      `SandboxSettings(workspace, policy, limits, persistent, allow_env_in_workspace)`; with no workspace,
+      code runs in a private temporary folder removed at `close()`;
     - `limits`: `LimitSettings(max_steps, max_result_chars, max_cost, max_total_tokens, timeout)`, the
       default of every run;
     - `output`: `OutputSettings(console, quiet, runs_dir, sinks, telemetry)` (`telemetry`: OpenTelemetry

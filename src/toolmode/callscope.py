@@ -24,18 +24,30 @@ class ToolCancelled(BaseException):
 
 
 class CallScope:
-    """One tool call's deadline and cancellation (thread-safe). Made for every call: kept cheap."""
+    """One tool call's deadline and cancellation (thread-safe). Made for every call: kept cheap.
 
-    __slots__ = ("_cancellers", "_lock", "abandoned_at", "call_id", "cancelled", "deadline", "name")
+    From sandboxed code, also the run's write budget: `write_left()` (bytes the run may still write; None
+    outside such a run) bounds what a tool may start (run_shell), and `charge(nbytes)` adds what it wrote."""
 
-    def __init__(self, name: str, deadline: float, call_id: str | None = None) -> None:
+    __slots__ = ("_cancellers", "_charge", "_lock", "abandoned_at", "call_id", "cancelled", "deadline", "name",
+                 "write_left")
+
+    def __init__(self, name: str, deadline: float, call_id: str | None = None,
+                 write_left: Callable[[], int] | None = None, charge: Callable[[int], None] | None = None) -> None:
         self.name = name
         self.deadline = deadline
         self.call_id = call_id  # the model's id of the call (the loop's scopes), so events can name it
         self.abandoned_at = 0.0
         self.cancelled = False
+        self.write_left = write_left
+        self._charge = charge
         self._lock = threading.Lock()
         self._cancellers: list[Callable[[], None]] = []
+
+    def charge(self, nbytes: int) -> None:
+        """Charge `nbytes`, written by work this call started outside its own thread, to the calling run."""
+        if self._charge is not None:
+            self._charge(nbytes)
 
     def on_cancel(self, fn: Callable[[], None]) -> Callable[[], None]:
         """Call `fn` when the call is cancelled (now, if it already was); returns a function that unregisters it."""

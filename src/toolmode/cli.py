@@ -74,8 +74,8 @@ def _add_agent_args(run: argparse.ArgumentParser) -> None:
     run.add_argument("--idle-timeout", type=budget_number, default=DEFAULT_IDLE_TIMEOUT, metavar="SECONDS",
                      help="--stream: retry a reply that has started and then sends nothing for this long "
                           "(default: %(default)g)")
-    run.add_argument("--sandbox", choices=["auto", "landlock", "bwrap", "none"], default="auto",
-                     help="code sandbox; 'none' runs model code unconfined (unsafe)")
+    run.add_argument("--sandbox", choices=["auto", "namespaces", "bwrap", "unshare", "landlock", "none"], default="auto",
+                     help="code sandbox tier (README: The sandbox); 'none' runs model code unconfined (unsafe)")
     run.add_argument("--persistent", action="store_true", help="code mode: keep variables between run_code calls (and chat turns)")
     add_model_args(run)
     run.add_argument("--prompts", choices=["standard", "local"], default=None,

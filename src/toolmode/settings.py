@@ -103,7 +103,7 @@ class SandboxSettings:
     or toolmode's own code to the model's programs); the command line passes `--workspace` (default `.`)."""
 
     workspace: Path | str | None = None
-    policy: str = "auto"  # "auto", "landlock", "bwrap", "none" (unsafe)
+    policy: str = "auto"  # "auto", "namespaces", "bwrap", "unshare", "landlock", "none" (unsafe)
     limits: Any = None  # a SandboxLimits
     persistent: bool = False  # keep the code namespace between run_code calls (and chat turns)
     allow_env_in_workspace: bool = False

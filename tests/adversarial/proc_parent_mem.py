@@ -1,5 +1,6 @@
 """Scan the host's memory through /proc/<parent>/maps and /proc/<parent>/mem."""
-# expect: blocked PermissionError
+# expect[landlock]: blocked PermissionError
+# expect[namespaces]: blocked FileNotFoundError
 import os
 pid = os.getppid()
 try:

@@ -1,6 +1,8 @@
 """Read files outside the workspace: shadow, root's home, the project, the host's cwd."""
-# expect: /etc/shadow PermissionError
-# expect: /work/main/pyproject.toml PermissionError
+# expect[landlock]: /etc/shadow PermissionError
+# expect[landlock]: /work/main/pyproject.toml PermissionError
+# expect[namespaces]: /etc/shadow FileNotFoundError
+# expect[namespaces]: /work/main/pyproject.toml FileNotFoundError
 import os
 for path in ["/etc/shadow", "/etc/passwd", "/root/.bash_history", "/work/main/pyproject.toml",
              "{{SENTINEL}}/keep.txt", "/proc/self/environ", "/sys/kernel/notes"]:

@@ -1,6 +1,7 @@
 """Devices: /dev/tty, TIOCSTI injection on any fd, raw disk, kernel memory."""
 # expect: /dev/tty
-# expect: /dev/vda PermissionError
+# expect[landlock]: /dev/vda PermissionError
+# expect[namespaces]: /dev/vda FileNotFoundError
 import fcntl, os
 for path in ["/dev/tty", "/dev/vda", "/dev/mem", "/dev/kmsg"]:
     try:

@@ -1,7 +1,7 @@
 """An inode flood that also keeps the host busy with tool calls (checked on every frame): 20,000 empty
-files against an 8 MiB budget (2,048 files at 4 KiB each)."""
-# limits: timeout=10, max_write_mb=8, max_tool_calls=5000
-# expect: wrote more than 8 MiB to the workspace
+files against a 2 MiB budget (on ext4 the kernel counts about 0.3 KiB dirtied per empty file)."""
+# limits: timeout=10, max_write_mb=2, max_tool_calls=5000
+# expect: wrote more than 2 MiB to the workspace
 # max-written-mb: 16
 import os
 os.mkdir("flood")

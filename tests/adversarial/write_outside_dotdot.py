@@ -1,5 +1,6 @@
 """Write outside the workspace with relative paths and `..`, and by changing directory first."""
-# expect: PermissionError
+# expect[landlock]: PermissionError
+# expect[namespaces]: ../sentinel/dotdot FileNotFoundError
 import os
 for path in ["../sentinel/dotdot", "./../sentinel/dotdot2", "sub/../../sentinel/dotdot3"]:
     os.makedirs("sub", exist_ok=True)

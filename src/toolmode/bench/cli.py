@@ -72,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--preset", help="deepseek (default), openai, openrouter, ollama, vllm, llamacpp")
     p.add_argument("--max-steps", type=int, default=None, help="model requests per episode (default: 12)")
     p.add_argument("--max-result-chars", type=int, default=None, help="tool result cap (default: 4000; 0: none)")
-    p.add_argument("--sandbox", choices=["auto", "landlock", "bwrap", "none"], default=None)
+    p.add_argument("--sandbox", choices=["auto", "namespaces", "bwrap", "unshare", "landlock", "none"], default=None)
     add_model_args(p)
     p.add_argument("--stream", action="store_true", default=None)
     p.add_argument("--out", help="bench directory (default: runs/bench-<timestamp>); an existing bench continues")

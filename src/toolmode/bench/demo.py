@@ -49,7 +49,7 @@ def demo_main(argv: list[str]) -> int:
     )
     parser.add_argument("--quiet", action="store_true", help="no step view, only the comparison table")
     parser.add_argument("--charts", action="store_true", help="also write PNG charts into the report")
-    parser.add_argument("--sandbox", choices=["auto", "landlock", "bwrap", "none"], default="auto")
+    parser.add_argument("--sandbox", choices=["auto", "namespaces", "bwrap", "unshare", "landlock", "none"], default="auto")
     args = parser.parse_args(argv)
     if args.out:
         refused = _out_refused(Path(args.out))

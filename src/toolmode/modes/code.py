@@ -190,7 +190,7 @@ class CodeMode(Mode):
         scope = callscope.current()
         runctx.emit(CodeExecuted(
             step, scope.call_id if scope is not None else None,
-            getattr(self.sandbox, "tier", None) or self.sandbox.policy, asdict(self.sandbox.limits), seconds,
+            self.sandbox.policy, asdict(self.sandbox.limits), seconds,  # the tier's name (sandbox.tiers)
             result.calls, result.truncated, _failure(result),
         ))
 

@@ -82,6 +82,12 @@ class ReactMode(Mode):
         self._lock = threading.Lock()
         self._meta = self._meta_tools()
 
+    def notes(self) -> list[str]:
+        """Lines shown at the start of a run: how the tools that run the model's commands are confined (the
+        builtin run_shell's sandbox tier)."""
+        return [note() for tool in self.catalog.tools.values()
+                if callable(note := getattr(tool.fn, "sandbox_note", None))]
+
     def _meta_tools(self) -> dict[str, Tool]:
         if self.search is None:
             return {}

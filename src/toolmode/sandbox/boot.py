@@ -1,7 +1,7 @@
 """Start the code worker and the shell launcher from an immutable in-memory copy of their code.
 
 The sources of the child programs (worker.py, launcher.py and the modules they use: protocol, caps,
-landlock, seccomp, confine) are read once, when the host imports this module, and compiled in memory on
+landlock, seccomp, view, confine, namespaces) are read once, when the host imports this module, and compiled in memory on
 first use (no bytecode cache is read). A child is `python -I -S -B -c BOOTSTRAP <fd> <size> <version> ...`: the bootstrap reads the
 marshalled code from `fd`, a sealed memfd (no one can change it, not even the host), closes it and
 executes the code as modules. No toolmode file is read at spawn time and no `sys.path` entry of the child
@@ -21,7 +21,7 @@ from pathlib import Path
 from types import CodeType
 
 HERE = Path(__file__).resolve().parent
-_CONFINE = ("caps", "landlock", "seccomp", "confine")  # dependency order: each imports only earlier ones
+_CONFINE = ("caps", "landlock", "seccomp", "view", "confine", "namespaces")  # each imports only earlier ones
 PROGRAMS: dict[str, tuple[str, ...]] = {"worker": ("protocol", *_CONFINE), "launcher": _CONFINE}
 
 # Runs in the child as `-c`; sys.argv[1:4] are fd, size, the host's sys.hexversion (marshal is per version).

@@ -59,12 +59,19 @@ def _last_cap() -> int:
 
 
 def drop_all() -> None:
-    """Lock securebits, empty the bounding and ambient sets, set no_new_privs and clear E/P/I.
+    """Set no_new_privs, lock securebits, empty the bounding and ambient sets, clear E/P/I.
 
-    Idempotent for an unprivileged caller: steps that need privileges it no longer has are skipped only
-    when the corresponding set is already empty. Also marks the process non-dumpable.
+    no_new_privs comes first: from then on no exec can give this process or its children more capabilities
+    than they hold (setuid bits and file capabilities are ignored, even uid 0 gets none on exec), so the
+    steps that need a privilege the caller does not have (CAP_SETPCAP for securebits and the bounding set,
+    e.g. under an unprivileged bubblewrap) are skipped: what they would remove can no longer be gained.
+
+    The process stays dumpable: the host reads its I/O counters and opens its /tmp through /proc/<pid>,
+    which the kernel allows a host of the same (non-root) uid only for a dumpable process; nothing confined
+    can reach /proc or ptrace, and every program the shell execs is dumpable again anyway.
     """
-    try:  # noqa: SIM105 (contextlib is not imported: start-up time). Needs CAP_SETPCAP; without it there is nothing to regain
+    prctl(PR_SET_NO_NEW_PRIVS, 1)
+    try:  # noqa: SIM105 (contextlib is not imported: start-up time)
         prctl(PR_SET_SECUREBITS, _SECUREBITS)
     except OSError:
         pass
@@ -72,19 +79,19 @@ def drop_all() -> None:
         try:
             prctl(PR_CAPBSET_DROP, cap)
         except OSError as exc:
+            if exc.errno == 1:  # EPERM: no CAP_SETPCAP (see above)
+                break
             if exc.errno != 22:  # EINVAL: cap beyond what the kernel knows
                 raise
     try:  # noqa: SIM105 (kernels before 4.3 have no ambient set)
         prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)
     except OSError:
         pass
-    prctl(PR_SET_NO_NEW_PRIVS, 1)
     header = _CapHeader(_CAP_VERSION_3, 0)
     data = (_CapData * 2)()
     if _libc.capset(ctypes.byref(header), data) != 0:
         err = ctypes.get_errno()
         raise OSError(err, f"capset: {os.strerror(err)}")
-    prctl(PR_SET_DUMPABLE, 0)
 
 
 def current() -> dict[str, int]:

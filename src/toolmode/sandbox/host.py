@@ -1,4 +1,6 @@
-"""The host side of the sandbox: spawns confined workers, relays tool calls, enforces limits, kills on timeout.
+"""The host side of the sandbox: spawns workers confined on the tier tiers.py chose (workerproc.py is one
+worker as the host sees it), relays tool calls, enforces limits (the write budget, CPU, tasks and memory where
+no cgroup holds them), stops a persistent worker between runs, kills on timeout.
 
 Every frame from the worker is hostile: its size is capped, it must be a JSON object of the expected shape,
 a call may name only a tool offered in this run (or revealed through Handles), and each run has a call
@@ -15,8 +17,6 @@ import dataclasses
 import os
 import queue
 import secrets
-import shutil
-import signal
 import socket
 import subprocess
 import threading
@@ -29,58 +29,31 @@ from .. import callscope
 from ..callscope import CallScope, ToolCancelled
 from ..callscope import remaining_time as remaining_time
 from ..hostenv import environment_refusal
-from . import boot, landlock, runlimits, seccomp
-from .budget import WriteBudget
+from . import boot, runlimits, tiers, usage, view
+from . import shell as _shell  # noqa: F401  # its launcher is the tiers' probe (set_launcher_probe)
+from .budget import INTERVAL
 from .output import cap_output, escape_control, format_error
 from .protocol import Channel, ChannelClosed, FrameTimeout, ProtocolError, encode
-from .spawn import interpreter, kill_group, on_spawner, scrubbed_env
+from .spawn import interpreter, on_spawner, scrubbed_env
 from .spec import CodeResult, Handles, SandboxLimits, SandboxUnavailable, StubSpec, UnsafeWorkspace
+from .workerproc import WorkerProcess, cpu_seconds
 
 DEFAULT_LIMITS = SandboxLimits()  # frozen, so sharing it as a default is safe
 REPAIR_SLACK = 64  # characters a repaired program may add (50 rejoined strings at most)
-POLICIES = ("auto", "landlock", "bwrap", "none")
+POLICIES = tiers.POLICIES
 STARTUP_TIMEOUT = 15.0
-CHECK_INTERVAL = 0.1  # how often a running program's writes and CPU time are checked
+CHECK_INTERVAL = 0.1  # how often a running program is checked when it has no write budget (budget.py: 10 ms)
 WRITE_CHECK_GAP = 0.001  # the write budget is also checked on frames and after tool calls, at most this often
 CPU_SLACK = 0.5  # the host's CPU check allows this much over the limit (RLIMIT_CPU normally acts first)
-CLOSE_WAIT = 3.0  # close() waits this long at most for the (idle) tool thread to end
+CLOSE_WAIT = 30.0  # close() waits this long at most for the (idle) tool thread to end (a bound: it ends at once,
+# but on a starved machine it may not be scheduled within seconds)
 CPU_LIFETIME_RUNS = 1000  # persistent workers: the CPU hard ceiling is this many runs' worth
-NONE_HINT = ('pass sandbox="none" (Python) or --sandbox none (CLI) to run model code without confinement '
-             "(unsafe: a plain child process with only rlimits and a timeout)")
+NONE_HINT = tiers.NONE_HINT
 
 
-def resolve_policy(policy: str) -> str:
-    """The mechanism to use for `policy`; SandboxUnavailable when it is missing (fail closed)."""
-    if policy not in POLICIES:
-        raise ValueError(f"unknown sandbox policy {policy!r}; choose one of {', '.join(POLICIES)}")
-    has_landlock = landlock.abi_version() >= 1 and seccomp.available()
-    has_bwrap = shutil.which("bwrap") is not None and seccomp.available()
-    if policy == "none":
-        return "none"
-    if policy in ("auto", "landlock") and has_landlock:
-        return "landlock"
-    if policy in ("auto", "bwrap") and has_bwrap:
-        return "bwrap"
-    if policy == "landlock":
-        raise SandboxUnavailable(f"Landlock is not available in this kernel (needs Linux >= 5.13 on x86_64); {NONE_HINT}")
-    if policy == "bwrap":
-        raise SandboxUnavailable(f"bubblewrap (bwrap) is not installed; install it, or {NONE_HINT}")
-    raise SandboxUnavailable(
-        f"no sandbox available: this kernel has no Landlock and bubblewrap is not installed. Install bubblewrap, or {NONE_HINT}"
-    )
-
-
-def _bwrap_prefix(workspace: Path) -> list[str]:
-    argv = ["bwrap", "--die-with-parent", "--unshare-all", "--cap-drop", "ALL", "--dev", "/dev"]
-    ro = {os.path.realpath(p) for p in ["/usr", "/lib", "/lib64", "/etc/ld.so.cache", "/etc/localtime",
-                                        os.path.dirname(os.path.dirname(interpreter()))]}
-    for path in sorted(ro):
-        if os.path.exists(path):
-            argv += ["--ro-bind", path, path]
-    for link in ("/lib", "/lib64", "/bin"):
-        if os.path.islink(link):
-            argv += ["--symlink", os.readlink(link), link]
-    return argv + ["--bind", str(workspace), str(workspace), "--chdir", str(workspace)]
+def resolve_policy(policy: str) -> tiers.Tier:
+    """The tier for `policy` (see tiers.resolve); SandboxUnavailable when it cannot be built (fail closed)."""
+    return tiers.resolve(policy)
 
 
 def _kill_when_started(future: Any) -> None:
@@ -113,49 +86,6 @@ def _error_reply(cid: Any, exc: BaseException | None = None, message: str = "") 
     return {"op": "result", "id": cid, "ok": False, "exc_type": "ToolError", "message": f"{cls.__name__}: {text}"}
 
 
-class _Worker:
-    """One worker process and its channel."""
-
-    def __init__(self, proc: subprocess.Popen[bytes], chan: Channel, group: runlimits.RunGroup | None = None,
-                 started: float | None = None) -> None:
-        self.proc = proc
-        self.chan = chan
-        self.group = group
-        self.ready = False
-        self.runs = 0
-        self.started = time.monotonic() if started is None else started  # taken before the process existed
-
-    def signal_kill(self) -> None:
-        """SIGKILL the worker's process group now (no waiting; safe from any thread)."""
-        if self.proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-
-    def kill(self) -> None:
-        """SIGKILL the worker's process group, reap it, close the channel."""
-        self.signal_kill()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(timeout=5)
-        kill_group(self.proc.pid)  # anything else left in its group (there should be nothing)
-        self.chan.sock.close()
-        if self.group is not None:
-            self.group.close()
-
-    def status(self) -> str:
-        """How the process ended, in words (after it ended)."""
-        try:
-            code = self.proc.wait(timeout=2)
-        except subprocess.TimeoutExpired:
-            return "stopped responding"
-        if code < 0:
-            sig = signal.Signals(-code)
-            why = {signal.SIGXCPU: " (CPU time limit)", signal.SIGSEGV: " (segmentation fault)",
-                   signal.SIGKILL: " (CPU or memory limit, or killed)", signal.SIGSYS: " (forbidden system call)",
-                   signal.SIGXFSZ: " (file size limit)"}.get(sig, "")
-            return f"was killed by {sig.name}{why}"
-        return f"exited with status {code}"
-
-
 class _Abort(Exception):
     """A run is ended by the host (write budget, CPU, close): `message` is what the model sees."""
 
@@ -164,24 +94,13 @@ class _Abort(Exception):
         self.message = message
 
 
-_CLK_TCK = os.sysconf("SC_CLK_TCK")
 _CPUS = os.cpu_count() or 1  # all CPUs of the machine: more threads than this cannot run at once
-
-
-def _cpu_seconds(pid: int) -> float | None:
-    """User + system CPU seconds of process `pid` (all its threads), from /proc; None if unreadable."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            fields = f.read().rsplit(b")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / _CLK_TCK
-    except (OSError, IndexError, ValueError):
-        return None
 
 
 def _threads_left(pid: int) -> bool:
     """Whether worker `pid` still has threads besides its main one (its /proc task entries, so raw clone()
     threads count too). A thread the program joined may take a moment to leave the list: looked at a few
-    times. False when unknown (no pid under bubblewrap; the worker's own count is used there)."""
+    times. False when unknown."""
     for _ in range(40):
         try:
             if not pid or len(os.listdir(f"/proc/{pid}/task")) <= 1:
@@ -197,25 +116,31 @@ def _join_lines(first: str | None, second: str) -> str:
 
 
 class _Guard:
-    """Checks made while a run is in progress: every CHECK_INTERVAL when the host waits, and on every frame.
+    """Checks made while a run is in progress: every interval while the host waits (10 ms, 1 ms near the
+    write budget's limit: `WriteBudget.check_interval`), and on every frame.
 
-    - write budget (`budget.WriteBudget`: one statvfs): checked after every tool call (at most every
-      WRITE_CHECK_GAP) and at the `done` frame, so a program that keeps the host busy cannot outrun it, and every
-      CHECK_INTERVAL while the host waits;
+    - write budget (the worker's `budget.WriteBudget`: what the worker wrote, its /tmp, the host tools and
+      run_shell commands it called): checked after every tool call (at most every WRITE_CHECK_GAP) and at the
+      `done` frame, so a program that keeps the host busy cannot outrun it, and at every check while the
+      host waits (the overshoot: what the program writes in one interval);
     - CPU: the worker's CPU time since the run started (backs up RLIMIT_CPU, whose SIGXCPU a program can
-      ignore), every CHECK_INTERVAL, busy or not; /proc is read only once the wall time since the baseline,
-      times the machine's CPUs, could hold half the allowance (a print(1) run reads it not at all);
+      ignore), busy or not; /proc is read only once the wall time since the baseline, times the machine's
+      CPUs, could hold half the allowance (a print(1) run reads it not at all);
+    - threads and memory (anonymous and shared) of the worker, where no cgroup holds them (runlimits);
     - close(): a concurrent close ends the run at once.
     """
 
-    def __init__(self, sb: Sandbox, worker: _Worker) -> None:
+    def __init__(self, sb: Sandbox, worker: WorkerProcess) -> None:
         self.sb = sb
-        self.budget = WriteBudget(sb.workspace, sb.limits.max_write_mb)
+        self.worker = worker
+        self.budget = worker.budget
+        if self.budget is not None:
+            self.budget.restart()  # from the reading taken when the last run ended (after its freeze)
         self.cpu = sb.limits.cpu()
-        self.pid = worker.proc.pid if sb.policy != "bwrap" else 0  # under bwrap, the pid is bwrap's
+        self.pid = worker.pid
         # The CPU baseline. A worker's first run counts from 0, the process's birth (no /proc read on the
         # hot path): its start-up CPU (~15 ms) is charged to the run, which is stricter, never looser.
-        # Later runs (persistent) count from what /proc says now.
+        # Later runs (persistent) count from the reading taken when the last one ended, after the freeze.
         if not self.pid:
             self.cpu0: float | None = None
             self.since = 0.0
@@ -223,8 +148,13 @@ class _Guard:
             self.cpu0, self.since = 0.0, worker.started
         else:
             self.since = time.monotonic()
-            self.cpu0 = _cpu_seconds(self.pid)
+            self.cpu0 = worker.cpu_mark if worker.cpu_mark is not None else cpu_seconds(self.pid)
+        self.interval = INTERVAL if self.budget is not None else CHECK_INTERVAL
         self.next_full = self.last_write = time.monotonic()
+
+    def _check_budget(self) -> None:
+        if self.budget is not None and self.budget.exceeded(hold=self.worker.hold):
+            raise _Abort(self.budget.message())
 
     def tick(self) -> None:
         """The cheap check made on every frame and after every tool call."""
@@ -233,23 +163,34 @@ class _Guard:
             self.check()
         elif now - self.last_write >= WRITE_CHECK_GAP:
             self.last_write = now
-            if self.budget.exceeded():
-                raise _Abort(self.budget.message())
+            self._check_budget()
 
     def check(self) -> None:
         """Every check, now."""
-        self.next_full = self.last_write = time.monotonic()
-        self.next_full += CHECK_INTERVAL
+        start = self.last_write = time.monotonic()
         if self.sb._closed:
             raise _Abort("Error: the sandbox was closed while the program ran")
-        if self.budget.exceeded():
-            raise _Abort(self.budget.message())
+        self._check_budget()
         # CPU time since the baseline is at most its wall time times the machine's CPUs; below half the
         # allowance there is nothing to read (tick accounting cannot add that much).
         if self.cpu0 is not None and (time.monotonic() - self.since) * _CPUS > (self.cpu + CPU_SLACK) / 2:
-            used = _cpu_seconds(self.pid)
+            used = cpu_seconds(self.pid)
             if used is not None and used - self.cpu0 > self.cpu + CPU_SLACK:
                 raise _Abort(f"Error: the program used more than {self.cpu} s of CPU time")
+        group = self.worker.group
+        if group is not None and group.supervised and self.pid:
+            over = group.over(usage.sample(self.pid, tree=False))
+            if over:
+                raise _Abort(f"Error: {over}")
+        done = time.monotonic()
+        self.interval = self.budget.check_interval(done - start) if self.budget is not None else CHECK_INTERVAL
+        self.next_full = done + self.interval
+
+    def finish(self) -> None:
+        """The last check of a run, and the readings the next one (a persistent worker's) starts from."""
+        self.check()
+        if self.pid and self.sb.persistent:
+            self.worker.cpu_mark = cpu_seconds(self.pid)
 
 
 class _ToolThread:
@@ -310,12 +251,13 @@ class Sandbox:
             raise UnsafeWorkspace(refusal)
         self.limits = limits
         self.persistent = persistent
-        self.policy = resolve_policy(policy)
+        self.tier = resolve_policy(policy)
+        self.policy = self.tier.name
         self.spawned_pids: list[int] = []
         self._lock = threading.Lock()
         self._closed = False
-        self._worker: _Worker | None = None
-        self._next: concurrent.futures.Future[_Worker] | None = None  # the spare being started
+        self._worker: WorkerProcess | None = None
+        self._next: concurrent.futures.Future[WorkerProcess] | None = None  # the spare being started
         self._reaping: list[concurrent.futures.Future[None]] = []
         self._tools: _ToolThread | None = None
         self._state_lost = False  # persistent: the next run starts in a fresh namespace; tell the model
@@ -324,30 +266,34 @@ class Sandbox:
     # ------------------------------------------------------------------ lifecycle
 
     def describe_policy(self) -> str:
-        """One line for the start of a run: the mechanism and the limits in force."""
+        """One line for the start of a run: the tier and the limits in force."""
         lim = f"{self.limits.timeout:g} s, {self.limits.memory_mb} MiB"
-        if self.policy == "landlock":
-            return f"sandbox: landlock (ABI {landlock.abi_version()}) + seccomp, caps dropped, {lim}, no network"
-        if self.policy == "bwrap":
-            return f"sandbox: bubblewrap + seccomp, caps dropped, {lim}, no network"
-        return f"sandbox: NONE (unsafe: plain child process, only rlimits and a timeout), {lim}"
+        if self.tier.name == "none":
+            return f"sandbox: {self.tier.describe()}, {lim}"
+        return f"sandbox: {self.tier.describe()}, caps dropped, {lim}, no network"
 
-    def _start(self) -> _Worker:
-        """Start a worker process and send it its policy (runs on the spawner thread)."""
+    def _start(self) -> WorkerProcess:
+        """Start a worker process, send it its policy, wait until it is confined and ready, and attach to it
+        (runs on the spawner thread: a spare is ready by the time the next run takes it)."""
         ours, theirs = socket.socketpair()
-        # Tasks and memory of the worker as a whole (threads, kernel memory; root ignores RLIMIT_NPROC).
+        tier = self.tier
+        plan = view.plan(str(self.workspace), shell=False, tmp_bytes=max(self.limits.max_write_mb, 1) * 1024 * 1024
+                         ) if tier.namespaces else []
+        # Tasks and memory of the worker as a whole (threads, kernel memory; root ignores RLIMIT_NPROC). The
+        # worker joins them at `ready` (WorkerProcess.attach), before it runs anything of the model's.
         group = (runlimits.create(max_tasks=self.limits.max_tasks, memory_mb=self.limits.memory_mb)
-                 if self.policy == "landlock" else None)
+                 if tier.name != "none" else None)
         try:
-            parent = 0 if self.policy == "bwrap" else os.getpid()
+            parent = 0 if tier.builder == "bwrap" else os.getpid()
             argv, code_fd = boot.command(interpreter(), "worker")  # never worker.py from disk
             argv += [str(theirs.fileno()), str(parent)]
-            if self.policy == "bwrap":
-                argv = _bwrap_prefix(self.workspace) + argv
+            if tier.builder == "bwrap":
+                argv = tiers.bwrap_argv(plan, str(self.workspace)) + argv
             started = time.monotonic()
             proc = subprocess.Popen(argv, pass_fds=(theirs.fileno(), code_fd), cwd=self.workspace,
-                                    env=scrubbed_env(self.workspace, MALLOC_ARENA_MAX="2"), stdin=subprocess.DEVNULL,
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                    env=scrubbed_env(self.workspace, MALLOC_ARENA_MAX="2",
+                                                     **({"TMPDIR": view.TMP} if view.has_private_tmp(plan) else {})),
+                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                     close_fds=True, start_new_session=True)
         except BaseException:
             ours.close()
@@ -357,26 +303,41 @@ class Sandbox:
         finally:
             theirs.close()
         self.spawned_pids.append(proc.pid)
-        if group is not None:
-            try:
-                group.add(proc.pid)  # before the init frame: the worker has run nothing of the model's yet
-            except OSError:
-                group.close()  # still one process under RLIMIT_AS, with no fork
-                group = None
-        worker = _Worker(proc, Channel(ours, max_in=self.limits.max_frame_bytes), group, started)
+        worker = WorkerProcess(proc, Channel(ours, max_in=self.limits.max_frame_bytes), tier, group, started)
+        worker.protected = [op[1] for op in plan if op[0] == "bind" and op[1] in view.protected(str(self.workspace))]
+        worker.private_tmp = view.has_private_tmp(plan)
         lim = self.limits
         cpu = lim.cpu()
         # One run per worker without persistence; with it, a ceiling for a long session (each run's own
         # limit is the soft limit, re-armed when the run starts, and the host's CPU check).
         cpu_hard = cpu * CPU_LIFETIME_RUNS + 2 if self.persistent else cpu + 3
-        worker.chan.send({"op": "init", "workspace": str(self.workspace), "policy": self.policy,
-                          "persistent": self.persistent,
-                          "limits": {"cpu_seconds": cpu, "cpu_hard": cpu_hard, "memory_mb": lim.memory_mb,
-                                     "file_size_mb": lim.file_size_mb, "open_files": lim.open_files}},
-                         deadline=time.monotonic() + STARTUP_TIMEOUT)
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        try:
+            program = (tiers.seccomp_program(worker=True, tier=tier, pid=2 if tier.namespaces else proc.pid)
+                       if tier.name != "none" else "")
+            worker.chan.send({"op": "init", "workspace": str(self.workspace), "tier": tiers.child_config(tier, plan),
+                              "persistent": self.persistent, "seccomp": program,
+                              "limits": {"cpu_seconds": cpu, "cpu_hard": cpu_hard, "memory_mb": lim.memory_mb,
+                                         "file_size_mb": lim.file_size_mb, "open_files": lim.open_files,
+                                         "max_tasks": lim.max_tasks}}, deadline=deadline)
+            msg = worker.chan.recv(deadline=deadline)
+            if msg.get("op") != "ready":
+                raise SandboxUnavailable(f"the sandbox worker could not confine itself: {msg.get('message', msg)}")
+            worker.attach(str(self.workspace), self.limits.max_write_mb)
+        except ProtocolError as exc:
+            why = worker.status() if isinstance(exc, ChannelClosed) else str(exc)
+            worker.kill()
+            raise SandboxUnavailable(f"the sandbox worker failed to start ({why})") from None
+        except OSError as exc:
+            worker.kill()
+            raise SandboxUnavailable(f"the sandbox worker could not be measured: {exc}") from None
+        except BaseException:
+            worker.kill()
+            raise
+        worker.ready = True
         return worker
 
-    def _spawn(self) -> _Worker:
+    def _spawn(self) -> WorkerProcess:
         return on_spawner(self._start).result()
 
     def _spawn_spare(self) -> None:
@@ -384,13 +345,13 @@ class Sandbox:
         if not self._closed and self._next is None:
             self._next = on_spawner(self._start)
 
-    def _discard(self, worker: _Worker) -> None:
+    def _discard(self, worker: WorkerProcess) -> None:
         """Kill `worker` now; reap it in the background (close() waits for that)."""
         worker.signal_kill()
         self._reaping = [f for f in self._reaping if not f.done()]
         self._reaping.append(on_spawner(worker.kill))
 
-    def _ready_worker(self) -> _Worker:
+    def _ready_worker(self) -> WorkerProcess:
         """A confined, ready worker (the spare if one was started)."""
         w = self._worker
         if w is not None and w.proc.poll() is not None:
@@ -405,19 +366,6 @@ class Sandbox:
                 w = None  # started again below; a second failure is reported
         if w is None:
             w = self._worker = self._spawn()
-        if not w.ready:
-            try:
-                msg = w.chan.recv(deadline=time.monotonic() + STARTUP_TIMEOUT)
-            except ProtocolError as exc:
-                why = w.status() if isinstance(exc, ChannelClosed) else str(exc)
-                self._discard(w)
-                self._worker = None
-                raise SandboxUnavailable(f"the sandbox worker failed to start ({why})") from None
-            if msg.get("op") != "ready":
-                self._discard(w)
-                self._worker = None
-                raise SandboxUnavailable(f"the sandbox worker could not confine itself: {msg.get('message', msg)}")
-            w.ready = True
         return w
 
     def _wait_ready(self) -> None:
@@ -490,20 +438,27 @@ class Sandbox:
         with self._lock:
             if self._closed:
                 raise RuntimeError("the sandbox is closed")
+            timeout = self.limits.timeout
+            if deadline is not None and deadline < time.monotonic() + timeout:
+                timeout = max(0.0, deadline - time.monotonic())
+            deadline = time.monotonic() + timeout
             worker = self._ready_worker()
-            if worker.chan.pending():  # bytes from an earlier run (e.g. after a forged `done`): not trusted
+            if worker.runs == 0 and worker.tier.namespaces and worker.protected != view.protected(str(self.workspace)):
+                # `.git` or `runs/` appeared after this worker was started (the first trace of a session makes
+                # runs/): start one that binds them read-only, before anything of the model's runs.
+                self._replace()
+                worker = self._ready_worker()
+            if worker.chan.pending() or not self._idle(worker, deadline):
+                # Bytes from an earlier run (e.g. the rest of one that forged its `done`): not trusted.
                 self._state_lost |= self.persistent and worker.runs > 0
                 self._replace()
                 worker = self._ready_worker()
             lost, self._state_lost = self._state_lost, False
             run_id = secrets.token_hex(16)
             state = _RunState({s.name for s in stubs}, self.limits.max_tool_calls)
-            timeout = self.limits.timeout
-            if deadline is not None and deadline < time.monotonic() + timeout:
-                timeout = max(0.0, deadline - time.monotonic())
-            deadline = time.monotonic() + timeout
             try:
-                guard = _Guard(self, worker)
+                guard = _Guard(self, worker)  # from the readings taken when the last run ended (after the stop)
+                worker.thaw()
                 worker.chan.send({"op": "run", "run": run_id, "code": code, "stubs": [s.to_json() for s in stubs],
                                   "max_output": self.limits.max_output}, deadline)
                 worker.runs += 1
@@ -517,10 +472,16 @@ class Sandbox:
                         guard.tick()  # on every call frame: fast write_file floods, a busy program, a big write
                         self._send_reply(worker, reply, deadline)
                     elif op == "done":
-                        guard.check()  # a program quicker than one check interval is held to the budget too
+                        # Persistent: nothing of the model's runs until the next run frame (timers, handlers,
+                        # threads); what ran between `done` and the stop is charged by the last check here.
+                        # Threads the program joined may take a moment to leave: looked for before the stop.
+                        left = self.persistent and (msg.get("threads") is True or _threads_left(guard.pid))
+                        frozen = not self.persistent or left or worker.freeze()
+                        guard.finish()  # a program quicker than one check interval is held to the budget too
                         result = self._finish(code, msg, state, lost)
-                        if self.persistent and self._worker is worker and (
-                                msg.get("threads") is True or _threads_left(guard.pid)):
+                        if guard.budget is not None:
+                            result.written = guard.budget.last_used
+                        if self.persistent and self._worker is worker and (left or not frozen):
                             # A thread left running would write and use CPU between runs, unchecked.
                             self._replace()
                             result = dataclasses.replace(result, reset=True, error=_join_lines(result.error, (
@@ -550,17 +511,32 @@ class Sandbox:
                 self._replace()  # e.g. KeyboardInterrupt inside a host tool: the worker's state is unknown
                 raise
 
-    def _recv(self, worker: _Worker, deadline: float, guard: _Guard) -> dict[str, Any]:
-        """The worker's next frame, checking the guard every CHECK_INTERVAL while waiting."""
+    def _idle(self, worker: WorkerProcess, deadline: float) -> bool:
+        """Whether a persistent worker that ran before waits for its next frame: thawed, it answers a ping
+        before anything else. A program that forged its `done` was stopped in the middle; once thawed it
+        finishes, and the worker's real `done` (or whatever the program sends) comes first: not idle."""
+        if not worker.frozen:
+            return True
+        nonce = secrets.token_hex(8)
+        worker.thaw()
+        try:
+            worker.chan.send({"op": "ping", "nonce": nonce}, deadline)
+            reply = worker.chan.recv(deadline)
+        except ProtocolError:
+            return False
+        return reply.get("op") == "pong" and reply.get("nonce") == nonce
+
+    def _recv(self, worker: WorkerProcess, deadline: float, guard: _Guard) -> dict[str, Any]:
+        """The worker's next frame, checking the guard every interval (guard.interval) while waiting."""
         while True:
             try:
-                return worker.chan.recv(min(deadline, time.monotonic() + CHECK_INTERVAL))
+                return worker.chan.recv(min(deadline, time.monotonic() + guard.interval))
             except FrameTimeout:
                 if time.monotonic() >= deadline:
                     raise
                 guard.check()
 
-    def _send_reply(self, worker: _Worker, reply: dict[str, Any], deadline: float) -> None:
+    def _send_reply(self, worker: WorkerProcess, reply: dict[str, Any], deadline: float) -> None:
         """Send a tool's result, refusing one larger than max_frame_bytes (the program gets a ToolError)."""
         limit = self.limits.max_frame_bytes
         value = reply.get("value")
@@ -649,17 +625,32 @@ class Sandbox:
         """
         if self._tools is None:
             self._tools = _ToolThread()
-        scope = CallScope(name, deadline)
+        budget = guard.budget
+        if budget is None:
+            scope = CallScope(name, deadline)
+        else:  # run_shell started from the program is bounded by, and charged to, this run's budget
+            scope = CallScope(name, deadline, write_left=lambda: budget.limit - budget.last_used, charge=budget.charge)
         ctx = contextvars.copy_context()
         ctx.run(callscope.enter, scope)
-        fut = self._tools.submit(lambda: ctx.run(call, name, args))
+
+        def measured() -> Any:
+            """The tool, charged with what its own thread wrote (write_file and the like)."""
+            before = usage.written("thread-self")
+            try:
+                return ctx.run(call, name, args)
+            finally:
+                after = usage.written("thread-self")
+                if budget is not None and before is not None and after is not None:
+                    budget.charge(after - before)
+
+        fut = self._tools.submit(measured)
         try:
             while True:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise FrameTimeout("deadline passed while a host tool ran")
                 try:  # TimeoutError here means only that the wait expired (a tool's own is returned)
-                    exc = fut.exception(timeout=min(left, CHECK_INTERVAL))
+                    exc = fut.exception(timeout=min(left, guard.interval))
                     break
                 except TimeoutError:
                     guard.check()

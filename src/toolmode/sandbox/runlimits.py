@@ -1,20 +1,21 @@
 """Process count and memory for one sandboxed run as a whole, whatever uid the host runs as.
 
-rlimits alone do not do it: the kernel exempts uid 0 from RLIMIT_NPROC (and for other users it counts every
-process of the uid, not the run's), and RLIMIT_AS bounds each process separately, so a run that forks holds
-many times its memory limit. The layers, chosen at run time, best first:
+rlimits alone do not do it: the kernel exempts uid 0 from RLIMIT_NPROC (and outside a user namespace of its
+own it counts every process of the uid, not the run's), and RLIMIT_AS bounds each process separately, so a
+run that forks holds many times its memory limit. The layers, chosen at run time, best first:
 
 - cgroup v2: a child of the host's own cgroup, when that cgroup hands `pids` and `memory` to its children
   (both listed in its cgroup.subtree_control). Hard limits, kernel memory included.
 - cgroup v1: a child in the host's `pids` and `memory` hierarchies (as root, or where they are delegated).
-- supervisor: for whatever no cgroup covers, the host samples the run's processes (its session) every
-  SAMPLE_INTERVAL and stops the run once their tasks or their resident anonymous memory exceed the limits:
-  approximate (a run can overshoot within one interval) but it holds for root too.
+- supervisor: for whatever no cgroup covers, the host samples the run's processes (usage.py: the worker, or
+  the shell's process tree) every check interval and stops the run once their threads or their anonymous and
+  shared memory exceed the limits: approximate (a run can overshoot within one interval) but it holds for
+  root too. In the namespaces tier, RLIMIT_NPROC is also exact per run for a non-root user (Linux >= 5.14
+  counts tasks per user namespace).
 
-A user namespace with an unprivileged uid is not used: the run's processes would lose write access to the
-workspace files the user owns. The confined process joins its cgroup itself before it drops capabilities
-(`confine.join_cgroups`), or the host moves it (`RunGroup.add`) before it runs anything untrusted; the sandbox's Landlock
-rules give no access to /sys, so no confined process can leave it.
+The host moves the confined process into the run's cgroups (`RunGroup.add`) once it is confined and before it
+runs anything of the model's (the worker at its `ready` frame, the shell launcher before its go); neither
+/sys nor a capability to write there is left to it, so no confined process can leave.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ import time
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from . import usage
+
 MiB = 1024 * 1024
 SAMPLE_INTERVAL = 0.1
 PREFIX = "toolmode-"
@@ -36,7 +39,6 @@ ENABLED = True  # False: never make cgroups (the supervisor covers everything); 
 _counter = itertools.count()
 _swept: set[str] = set()
 _sweep_lock = threading.Lock()
-_PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
 def _unescape(path: str) -> str:
@@ -178,7 +180,7 @@ class RunGroup:
         return how if not self.supervised else f"{how} + sampled by the host"
 
     def procs_files(self) -> list[str]:
-        """The cgroup.procs files a process writes "0" to in order to join the run (`confine.join_cgroups`)."""
+        """The cgroup.procs files that move a process into the run."""
         return sorted({os.path.join(d, "cgroup.procs") for _, d in self.dirs.values()})
 
     def add(self, pid: int) -> None:
@@ -186,15 +188,13 @@ class RunGroup:
         for path in self.procs_files():
             _write(path, str(pid))
 
-    def over(self, sid: int) -> str | None:
-        """Supervisor: what the processes of session `sid` exceed, in words; None while within the limits."""
-        if not self.supervised:
-            return None
-        tasks, anon = session_usage(sid)
-        if "pids" in self.supervised and tasks > self.max_tasks:
-            return f"the run had {tasks} processes and threads at once (limit {self.max_tasks} for the whole run)"
-        if "memory" in self.supervised and anon > self.memory_bytes:
-            return (f"the run's processes held {anon // MiB} MiB together "
+    def over(self, sample: usage.Sample) -> str | None:
+        """Supervisor: what the run's processes (`sample`) exceed, in words; None while within the limits."""
+        if "pids" in self.supervised and sample.tasks > self.max_tasks:
+            return (f"the run had {sample.tasks} processes and threads at once "
+                    f"(limit {self.max_tasks} for the whole run)")
+        if "memory" in self.supervised and sample.memory > self.memory_bytes:
+            return (f"the run's processes held {sample.memory // MiB} MiB together "
                     f"(limit {self.memory_bytes // MiB} MiB for the whole run)")
         return None
 
@@ -215,9 +215,10 @@ class RunGroup:
                              f"{self.memory_bytes // MiB} MiB memory limit")
         return "; ".join(notes) or None
 
-    def close(self, wait: float = 1.0) -> None:
-        """Remove the cgroups once their processes are gone (they are killed by then); retries for `wait` s.
-        A cgroup still busy after that is left for the sweep of a later host."""
+    def close(self, wait: float = 10.0) -> None:
+        """Remove the cgroups once their processes are gone (they are killed by then); retries for `wait` s
+        (on a loaded machine the last of them can take a while to be reaped). A cgroup still busy after that
+        is left for the sweep of a later host."""
         deadline = time.monotonic() + wait
         pending = sorted({d for _, d in self.dirs.values()})
         while pending:
@@ -268,23 +269,3 @@ def create(*, max_tasks: int, memory_mb: int) -> RunGroup:
         with contextlib.suppress(OSError):
             os.rmdir(d)
     return group
-
-
-def session_usage(sid: int) -> tuple[int, int]:
-    """(tasks, resident anonymous bytes) of the processes in session `sid`, from /proc."""
-    tasks = anon = 0
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                fields = f.read().rsplit(b")", 1)[1].split()
-            if int(fields[3]) != sid:
-                continue
-            with open(f"/proc/{entry}/statm", "rb") as f:
-                statm = f.read().split()
-        except (OSError, IndexError, ValueError):
-            continue  # ended meanwhile
-        tasks += int(fields[17])
-        anon += (int(statm[1]) - int(statm[2])) * _PAGE  # resident minus file-backed/shared
-    return tasks, anon

@@ -18,8 +18,8 @@ class UnsafeWorkspace(SandboxUnavailable):
 
 @dataclass(frozen=True)
 class SandboxLimits:
-    """Per-run limits. `cpu_seconds=None` means the wall `timeout` (rounded up). `max_write_mb`: how much
-    the used space of the workspace's file system may grow during one run (checked by the host).
+    """Per-run limits. `cpu_seconds=None` means the wall `timeout` (rounded up). `max_write_mb`: how much one
+    run may write (what its own processes and tools wrote, its private /tmp included; see budget.py).
     `max_tasks` (threads) and `memory_mb` also bound the worker as a whole where a cgroup can be made."""
 
     timeout: float = 30.0
@@ -89,6 +89,7 @@ class CodeResult:
     timed_out: bool = False
     reset: bool = False
     repaired: str | None = None  # what was changed to make the program parse (worker.compile_program)
+    written: int = 0  # bytes charged to the run's write budget (budget.py)
 
     def text(self) -> str:
         """What the model sees: a repair note, the output, then the error; a hint when there is neither."""

@@ -1,18 +1,23 @@
 """The code worker, started by the host (never forked from it) from an in-memory copy of its code (see
 boot.py): `python -I -S -B -c BOOTSTRAP ... <socket-fd> <host-pid>`.
 
-It receives its policy in the first frame, confines itself (rlimits, capabilities, Landlock, seccomp),
-answers `ready`, then serves `run` frames: executes the program with stdout/stderr captured and tools as
-stubs that call back to the host over the same socket, and answers `done`. Nothing here is trusted by the
-host: the program can reach every object in this process; containment is the OS policy.
+It receives its policy in the first frame, finishes its world for the tier (namespaces without bubblewrap:
+`namespaces.enter`; under bubblewrap: the device binds sealed and an init made, so the worker is pid 2),
+confines itself (rlimits, nice, capabilities, Landlock, the seccomp program the host built), answers `ready`,
+then serves `run` frames: executes the program with stdout/stderr captured and tools as stubs that call back
+to the host over the same socket, and answers `done` (a persistent worker also answers `ping` between runs,
+and disarms its timers and restores its handlers after each). Nothing here is trusted by the host: the
+program can reach every object in this process; containment is the OS policy.
 
-Start-up time matters (a fresh worker per run): no `typing`, `traceback`, `threading`, `signal`, `json` or
-`re` is imported (`socket` stays: the channel is a `socket.socket`, as the adversarial corpus expects);
-`caps`, `confine` and `protocol` are already in sys.modules, put there by the bootstrap.
+Start-up time matters (a fresh worker per run): no `typing`, `traceback`, `threading`, `signal` (`_signal`
+is built in), `json` or `re` is imported (`socket` stays: the channel is a `socket.socket`, as the
+adversarial corpus expects);
+`caps`, `confine`, `namespaces` and `protocol` are already in sys.modules, put there by the bootstrap.
 """
 
 from __future__ import annotations
 
+import _signal
 import _thread
 import builtins
 import io
@@ -23,6 +28,7 @@ import sys
 
 import caps
 import confine
+import namespaces
 import protocol
 
 TYPE_CHECKING = False
@@ -311,8 +317,15 @@ def _no_processes(command: Any = None) -> int:
     return 127 << 8
 
 
+def _nproc(tier: dict[str, Any], max_tasks: int) -> int | None:
+    """RLIMIT_NPROC for the worker's threads: exact per run in its own user namespace (Linux >= 5.14 counts
+    tasks per user namespace, the namespace's init and the waiter too: OWN_TASKS; uid 0 is exempt and held by
+    the cgroup or the host's sampling), else unset."""
+    return max_tasks + confine.OWN_TASKS if tier.get("name") == confine.NAMESPACES and os.getuid() != 0 else None
+
+
 def main() -> None:
-    """Confine, report ready, serve runs until the channel closes."""
+    """Finish the world for the tier, confine, report ready, serve runs until the channel closes."""
     fd, parent = int(sys.argv[1]), int(sys.argv[2])
     if parent:
         caps.die_with_parent(parent)
@@ -320,34 +333,57 @@ def main() -> None:
     chan = protocol.Channel(sock, max_in=MAX_HOST_FRAME)
     init = chan.recv()
     try:
+        tier = init["tier"]
+        if tier.get("builder") == "unshare":
+            namespaces.enter(tier["plan"])
+        elif tier.get("builder") == "bwrap":
+            namespaces.seal_devices(tier.get("seal", []))
+            namespaces.start_init()
         limits = init["limits"]
         cpu = int(limits["cpu_seconds"])
         cpu_hard = int(limits.get("cpu_hard", cpu + 2))
         confine.set_limits(cpu_soft=cpu + 1, cpu_hard=cpu_hard, memory_mb=limits["memory_mb"],
-                           file_size_mb=limits["file_size_mb"], open_files=limits["open_files"])
+                           file_size_mb=limits["file_size_mb"], open_files=limits["open_files"],
+                           nproc=_nproc(tier, int(limits.get("max_tasks", 128))))
         os.chdir(init["workspace"])
-        if init["policy"] == "landlock":
-            applied = confine.lock_down(init["workspace"], worker=True)
-        elif init["policy"] == "bwrap":
-            applied = confine.lock_down_partial(worker=True)
-        else:
-            applied = {}
+        program = bytes.fromhex(init["seccomp"]) if init.get("seccomp") else None  # built by the host
+        applied = (confine.lock_down(init["workspace"], worker=True, tier=tier["name"], program=program)
+                   if tier["name"] != "none" else {})
         compile("pass", "<code>", "exec")  # the first compile() of a process sets up the parser (~0.7 ms)
     except Exception as exc:  # fail closed: report and never run code
         chan.send({"op": "fatal", "message": f"{type(exc).__name__}: {exc}"})
         os._exit(1)
-    if init["policy"] != "none":  # processes are refused; os.system alone would return 127 << 8 silently
+    if tier["name"] != "none":  # processes are refused; os.system alone would return 127 << 8 silently
         os.system = _no_processes
+    persistent = bool(init.get("persistent"))
+    runner = Runner(Rpc(chan), persistent, cpu, cpu_hard)
+    if tier.get("builder"):
+        _warm_up(runner)
+    try:
+        confine.lower_priority()
+    except OSError as exc:  # fail closed, as for the rest of the confinement
+        chan.send({"op": "fatal", "message": f"{type(exc).__name__}: {exc}"})
+        os._exit(1)
     chan.send({"op": "ready", **applied})
-    runner = Runner(Rpc(chan), bool(init.get("persistent")), cpu, cpu_hard)
+    handlers = _handlers() if persistent else {}
     while True:
         try:
             msg = chan.recv()
         except protocol.ProtocolError:
             os._exit(0)
+        except Exception:  # a persistent program's signal handler raised while the worker waited
+            continue
+        if msg.get("op") == "ping":  # a persistent worker between runs: the host checks it is idle
+            try:
+                chan.send({"op": "pong", "nonce": str(msg.get("nonce", ""))})
+            except protocol.ProtocolError:
+                os._exit(3)
+            continue
         if msg.get("op") != "run":
             continue
         done = runner.run(msg)
+        if persistent:
+            _quiet_between_runs(handlers)
         try:
             with runner.rpc.lock:  # after a call still in flight from a leftover thread; none can start after
                 runner.rpc.run_id = None
@@ -356,6 +392,44 @@ def main() -> None:
             os._exit(3)  # the program closed or broke the channel
         if done["retire"]:
             os._exit(0)
+
+
+def _warm_up(runner: Runner) -> None:
+    """Run an empty program and code a frame both ways once, before `ready`. In the namespaces tier the worker
+    is a fork of the namespace's init and shares its memory copy-on-write: a run's first writes would each copy
+    a page (28 page faults, 0.2 ms of a print(1) round trip measured in a VM); a spare pays them here instead."""
+    runner.run({"op": "run", "run": "", "code": "print(end='')", "stubs": [], "max_output": 1})
+    protocol.decode(protocol.encode({"op": "done", "run": "", "output": "", "dropped": 0, "error": None})[4:])
+    runner.ns = {}
+    runner.rpc.run_id = None
+
+
+def _handlers() -> dict[int, Any]:
+    """The signal handlers the worker started with (those Python can read)."""
+    found = {}
+    for sig in range(1, _signal.NSIG):
+        try:
+            found[sig] = _signal.getsignal(sig)
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def _quiet_between_runs(handlers: dict[int, Any]) -> None:
+    """A persistent worker's run is over: disarm its interval timers and put back the handlers it started with.
+    Belt and braces: the host stops the worker (SIGSTOP) until the next run, which is the wall, since code
+    that persists can change this very function."""
+    for which in (_signal.ITIMER_REAL, _signal.ITIMER_VIRTUAL, _signal.ITIMER_PROF):
+        try:  # noqa: SIM105 (contextlib is not imported: start-up time)
+            _signal.setitimer(which, 0, 0)
+        except (OSError, ValueError):
+            pass
+    for sig, handler in handlers.items():
+        try:  # noqa: SIM105
+            if _signal.getsignal(sig) is not handler:
+                _signal.signal(sig, handler)
+        except (OSError, ValueError, TypeError):
+            pass
 
 
 if __name__ == "__main__":

@@ -249,6 +249,13 @@ def _shell_function(ws: Workspace, shell_timeout: float, allow_env: bool = False
             A dict {{"exit_code": int, "stdout": str, "stderr": str, "timed_out": bool}}; a killed command has
             timed_out true and whatever output it produced until then.
         """
+
+    def sandbox_note() -> str:
+        from toolmode.sandbox.shell import describe_tier
+
+        return describe_tier()
+
+    setattr(run_shell, "sandbox_note", sandbox_note)  # noqa: B010  # the modes print it at the start of a run
     return run_shell
 
 

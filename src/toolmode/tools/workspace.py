@@ -10,10 +10,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from toolmode.hostenv import ENVIRONMENT, CodeDir, code_dirs_inside, enclosing_code_dir
+from toolmode.sandbox.view import PROTECTED
 from toolmode.tools.safe_open import O_SEARCH_DIR, PATH_MAX, EscapeError, descend, open_beneath
 
 MAX_COMPONENTS = 256  # deeper paths are refused before resolving (each level costs a lookup while resolving)
 
+HOST_STATE = dict(zip(PROTECTED, ("git's directory (its hooks and config run commands)",
+                                    "toolmode's own state (traces, bench state)"), strict=True))
 _WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 
 
@@ -31,8 +34,11 @@ class Workspace:
 
     def __init__(self, root: str | os.PathLike[str] = ".") -> None:
         self.root = Path(root).expanduser().resolve()
-        self._code_dirs = code_dirs_inside(self.root)  # the host's code directories inside the root
-        self.protected = [d.path for d in self._code_dirs]
+        # the host's code directories inside the root, and the workspace's own state the host trusts (git's
+        # hooks and config, toolmode's traces and bench state: read-only inside the sandbox too)
+        code_dirs = code_dirs_inside(self.root)
+        self.protected = [d.path for d in code_dirs]
+        self._code_dirs = code_dirs + [CodeDir(self.root / name, why) for name, why in HOST_STATE.items()]
         self.enclosing = enclosing_code_dir(self.root)  # one the root lies inside: every write is refused
         self._protected_ids: dict[tuple[int, int], CodeDir] = {}  # (st_dev, st_ino) -> what it is
         for code_dir in self._code_dirs:
@@ -90,6 +96,10 @@ class Workspace:
         target = self.resolve(path)
         if target == self.root:
             raise IsADirectoryError(f"{str(path)!r} is a directory; give a file path")
+        parts = target.relative_to(self.root).parts
+        if parts[0] in HOST_STATE:  # refused by name too, so that it cannot be made either
+            raise PermissionError(f"refused: {str(path)!r} is inside {self.root / parts[0]}, {HOST_STATE[parts[0]]}; "
+                                  "the host trusts what is written there")
         with self._root_fd() as root_fd:
             parent = self._make_dirs(root_fd, target.parent.relative_to(self.root).parts, path)
         try:

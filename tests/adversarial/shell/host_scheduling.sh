@@ -1,12 +1,13 @@
 # Slow the host down from run_shell: renice it (by pid, by user), pin it, idle scheduler, idle I/O class.
-# The shell's own programs can still be started with nice / ionice, and nproc still answers.
+# The shell's own programs can still be started with nice / ionice (the run itself is at nice 10, so that the
+# host's checks come first under CPU contention: 5 more is 15), and nproc still answers.
 # expect: renice pid refused
 # expect: renice user refused
 # expect: taskset refused
 # expect: chrt refused
 # expect: ionice pid refused
 # expect: ionice user refused
-# expect: own nice 5
+# expect: own nice 15
 # expect: own ionice ok
 # expect: nproc ok
 renice -n 19 -p {{HOST}} >/dev/null 2>&1 && echo "renice pid CHANGED" || echo "renice pid refused"
