@@ -25,6 +25,7 @@ import os
 import resource
 import socket
 import sys
+import time
 
 import caps
 import confine
@@ -36,6 +37,12 @@ if TYPE_CHECKING:
     from typing import Any
 
 MAX_HOST_FRAME = 1 << 30
+# The clock RLIMIT_CPU is checked against: the process's CPUCLOCK_PROF clock, MAKE_PROCESS_CPUCLOCK(0,
+# CPUCLOCK_PROF) = (~0 << 3) | 0. It is utime + stime as sampled at each timer tick, not the scheduler's exact
+# runtime that getrusage() and process_time() report: under CPU contention the two drift apart by a tenth or
+# more, and the drift adds up over a persistent worker's runs.
+PROF_CLOCK = -8
+TICK_SKEW = 0.25  # a run's share of that drift the soft limit leaves room for (the host's exact check bounds it)
 
 
 class ToolError(Exception):
@@ -194,6 +201,16 @@ def _describe(exc: BaseException) -> dict[str, Any]:
     return {"type": type(exc).__name__, "message": message, "line": line}
 
 
+def charged_cpu() -> float:
+    """CPU seconds the kernel has charged this process for RLIMIT_CPU (PROF_CLOCK); getrusage() where that
+    clock cannot be read."""
+    try:
+        return time.clock_gettime(PROF_CLOCK)
+    except OSError:
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        return usage.ru_utime + usage.ru_stime
+
+
 class Runner:
     """Executes programs in a fresh (or, if persistent, the kept) namespace."""
 
@@ -205,10 +222,10 @@ class Runner:
         self.ns: dict[str, Any] = {}
 
     def _next_cpu_limit(self) -> int:
-        """The CPU soft limit that gives a run starting now its full `cpu_seconds` (rlimits count whole
-        seconds of the process's lifetime, so the limit moves with what earlier runs used)."""
-        usage = resource.getrusage(resource.RUSAGE_SELF)
-        return int(usage.ru_utime + usage.ru_stime) + 1 + self.cpu_seconds
+        """The CPU soft limit that gives a run starting now its full `cpu_seconds`. rlimits count whole seconds
+        of the process's lifetime on the kernel's tick-sampled clock (`charged_cpu`), so the limit moves with
+        what earlier runs were charged on that clock, plus TICK_SKEW for this run's own drift from exact time."""
+        return int(charged_cpu() + self.cpu_seconds * (1 + TICK_SKEW)) + 1
 
     def _arm_cpu_limit(self) -> None:
         """Per-run CPU soft limit, set when the run starts (the hard ceiling cannot be raised again)."""
