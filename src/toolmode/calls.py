@@ -12,7 +12,7 @@ import contextvars
 import functools
 import json
 import math
-import threading
+import queue
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -34,31 +34,31 @@ def run_calls(run: Run, calls: list[ToolCall], deliver: Callable[[list[CallRecor
     while they run (a call not finished then is answered with the prompt set's `call_stopped`)."""
     results: list[CallRecord | None] = [None] * len(calls)
     scopes = [callscope.CallScope(c.name, math.inf, c.id) for c in calls]  # the id: events can name the call
-    left = [len(calls)]
-    lock = threading.Lock()
-    all_done = threading.Event()
+    finished: queue.SimpleQueue[int] = queue.SimpleQueue()  # waited on in C: cheaper than an Event per reply
 
     def work(i: int) -> None:
         callscope.enter(scopes[i])  # a call abandoned below is cancelled through it
         try:
             results[i] = run_one(run, calls[i])
         finally:  # counted even if something above failed, so the loop never waits for a lost call
-            with lock:
-                left[0] -= 1
-                if left[0] == 0:
-                    all_done.set()
+            finished.put(i)
 
     for i in range(len(calls)):
         context = contextvars.copy_context()  # one copy per call: a context is entered by one thread at a time
         workers.submit(functools.partial(context.run, work, i))
     try:
-        while not all_done.wait(min(max(run.limits.remaining(), 0.0), 0.05)):
-            run.limits.check_time()
+        left = len(calls)
+        while left:
+            try:
+                finished.get(timeout=min(max(run.limits.remaining(), 0.0), 0.05))
+                left -= 1
+            except queue.Empty:
+                run.limits.check_time()
     finally:
         for scope, r in zip(scopes, results, strict=True):
             if r is None:  # still running: the run stopped (deadline, cancel, Ctrl-C) before it did
                 scope.cancel()
-        stopped = run.prompts.text("call_stopped")
+        stopped = run.prompts.text("call_stopped") if any(r is None for r in results) else ""
         deliver([r or CallRecord(c.id, c.name, c.arguments, stopped, True) for r, c in zip(results, calls, strict=True)])
 
 
