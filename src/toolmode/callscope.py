@@ -16,7 +16,7 @@ import contextvars
 import ctypes
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 
 class ToolCancelled(BaseException):
@@ -26,7 +26,8 @@ class ToolCancelled(BaseException):
 class CallScope:
     """One tool call's deadline and cancellation (thread-safe). Made for every call: kept cheap."""
 
-    __slots__ = ("_cancellers", "_lock", "abandoned_at", "call_id", "cancelled", "deadline", "name")
+    __slots__ = ("_cancellers", "_held_since", "_lock", "abandoned_at", "call_id", "cancelled", "deadline", "held",
+                 "name")
 
     def __init__(self, name: str, deadline: float, call_id: str | None = None) -> None:
         self.name = name
@@ -36,6 +37,23 @@ class CallScope:
         self.cancelled = False
         self._lock = threading.Lock()
         self._cancellers: list[Callable[[], None]] = []
+        self.held = 0.0  # seconds the call waited for a person's decision (the sandbox moves its deadline by it)
+        self._held_since: float | None = None
+
+    @contextlib.contextmanager
+    def hold(self) -> Iterator[None]:
+        """Count the block's time as held (a person deciding): `held_now()` includes it while it runs."""
+        self._held_since = time.monotonic()
+        try:
+            yield
+        finally:
+            self.held += time.monotonic() - self._held_since
+            self._held_since = None
+
+    def held_now(self) -> float:
+        """Seconds held so far, including a hold in progress."""
+        since = self._held_since
+        return self.held + (time.monotonic() - since if since is not None else 0.0)
 
     def on_cancel(self, fn: Callable[[], None]) -> Callable[[], None]:
         """Call `fn` when the call is cancelled (now, if it already was); returns a function that unregisters it."""

@@ -35,7 +35,7 @@ def run_agent(
     prices: PriceTable | None = None, history: list[dict[str, Any]] | None = None, budget: Budget | None = None,
     cancel: list[CancelToken] | None = None, output_type: Any = None, policies: list[ReplyPolicy] | None = None,
     call_policies: list[CallPolicy] | None = None, event_loop: Any = None, deps: Any = None,
-    config: dict[str, Any] | None = None,
+    config: dict[str, Any] | None = None, resume: Any = None,
 ) -> RunResult:
     """Run `task` to an answer (or a limit) and return the result with usage and cost.
 
@@ -43,15 +43,16 @@ def run_agent(
     `result.messages`) continues a conversation under this run's system prompt (the history's own system
     message, if any, is replaced). `policies` are added after the default reply policies. Model errors and
     unexpected failures end the run with `stopped="error"`; a spent budget with `"budget"`, a cancellation
-    with `"cancelled"`; Ctrl-C with `"interrupted"` (then re-raised). Every run's events end with
-    `run_end`. Bad arguments (history shape, output_type) raise ValueError before the run starts.
+    with `"cancelled"`; Ctrl-C with `"interrupted"` (then re-raised); calls left for a decision with
+    `"approval"` (`resume`: the SavedRun such a run continues). Every run's events end with `run_end`.
+    Bad arguments (history shape, output_type) raise ValueError before the run starts.
     """
     spec = OutputSpec(output_type) if output_type is not None else None
     run = Run(
         task, mode, model, trace=trace, limits=Limits(budget or Budget(), list(cancel or [])), prices=prices,
         max_steps=max_steps, max_result_chars=max_result_chars, system=system_text(mode, system_prompt, instructions),
         history=check_history(history or []), output=spec, policies=[*default_policies(spec), *(policies or [])],
-        call_policies=call_policies or [], event_loop=event_loop, deps=deps, config=config,
+        call_policies=call_policies or [], event_loop=event_loop, deps=deps, config=config, resume=resume,
     )
     return drive(run)
 
