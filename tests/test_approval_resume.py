@@ -1,0 +1,169 @@
+"""Deferred approval: `run()` without an approver stops with `stopped="approval"`, its saved state is plain JSON,
+and `agent.resume(state, decisions=...)` continues it: in the same process, and in a fresh `python` process."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from test_approval import agent_on, recording_tools, tool_messages
+from toolmode import PendingCall
+from toolmode.testing import call, calls, reply
+from toolmode.trace import read
+
+SRC = str(Path(__file__).resolve().parents[1] / "src")
+
+
+def test_run_stops_for_approval_then_resumes_with_decisions(scripted, tmp_path: Path) -> None:
+    log: list[tuple[str, dict[str, Any]]] = []
+    server = scripted([calls(("read_file", {"path": "a"}), ("delete_file", {"path": "b"}),
+                             ("delete_file", {"path": "c"})), reply("all done")])
+    with agent_on(server, recording_tools(log), runs_dir=tmp_path) as agent:
+        first = agent.run("clean up")
+        assert first.stopped == "approval" and first.answer is None and first.error is None
+        assert log == [("read_file", {"path": "a"})]  # the allowed call ran; the two asks wait
+        ids = [p.call_id for p in first.pending]
+        assert [(p.tool, p.arguments) for p in first.pending] == [("delete_file", {"path": "b"}),
+                                                                  ("delete_file", {"path": "c"})]
+        assert all(isinstance(p, PendingCall) and p.step == 1 for p in first.pending)
+        state = json.loads(json.dumps(first.state()))  # plain JSON
+        assert len(server.requests) == 1
+        with pytest.raises(ValueError, match="no decision for pending call"):
+            agent.resume(state, decisions={ids[0]: True})
+        with pytest.raises(ValueError, match="which is not pending"):
+            agent.resume(state, decisions={ids[0]: True, ids[1]: True, "call_zzz": True})
+        second = agent.resume(state, decisions={ids[0]: {"arguments": {"path": "b2"}}, ids[1]: "keep c"})
+    assert second.stopped == "answer" and second.answer == "all done"
+    assert log == [("read_file", {"path": "a"}), ("delete_file", {"path": "b2"})]
+    texts = tool_messages(server, 1)
+    assert texts[0] == "contents of a" and texts[1] == "deleted b2"
+    assert texts[2].startswith("Refused by the user: delete_file was not run: keep c")
+    # the resumed run continued the same trace file: two runs, the second carrying the first's messages
+    assert second.trace_path == first.trace_path
+    trajectory = read(first.trace_path)
+    assert [r.start.run for r in trajectory.runs] == [0, 1]
+    stopped, resumed = trajectory.runs
+    assert stopped.end is not None and stopped.end.stopped == "approval"
+    assert resumed.start.resumes == {"path": str(first.trace_path), "run": 0, "step": 1}
+    assert resumed.messages == server.requests[1]["messages"] + [{"role": "assistant", "content": "all done"}]
+    assert [e.by for e in resumed.of("approval")] == ["resume", "resume"]
+
+
+def test_a_state_that_did_not_stop_for_approval_has_none(scripted) -> None:
+    server = scripted([reply("hi")])
+    with agent_on(server, []) as agent:
+        result = agent.run("hello")
+    with pytest.raises(ValueError, match="not 'approval'"):
+        result.state()
+    with agent_on(server, []) as agent, pytest.raises(ValueError, match="not a saved run state"):
+        agent.resume({"messages": []}, decisions={})
+
+
+HALF = textwrap.dedent('''
+    import json, sys
+    from pathlib import Path
+    from toolmode import Agent, tool
+
+    log = Path(sys.argv[2])
+
+    @tool(approval="ask")
+    def send_email(to: str, body: str) -> str:
+        """Send an email."""
+        with log.open("a") as f:
+            f.write(json.dumps({"to": to, "body": body}) + "\\n")
+        return f"sent to {to}"
+
+    agent = Agent([send_email], mode="react", model="m", base_url=sys.argv[1], runs_dir=sys.argv[3])
+    if sys.argv[4] == "start":
+        result = agent.run("email bob")
+        print(json.dumps({"stopped": result.stopped, "state": result.state() if result.pending else None}))
+    else:
+        state = json.loads(Path(sys.argv[5]).read_text())
+        decisions = {p["call_id"]: True for p in state["pending"]}
+        result = agent.resume(state, decisions=decisions)
+        print(json.dumps({"stopped": result.stopped, "answer": result.answer}))
+    agent.close()
+''')
+
+
+def test_resume_in_a_fresh_process(scripted, tmp_path: Path) -> None:
+    server = scripted([call("send_email", to="bob@example.com", body="hello"), reply("Sent.")])
+    script = tmp_path / "half.py"
+    script.write_text(HALF)
+    sent = tmp_path / "sent.jsonl"
+    env = {**os.environ, "PYTHONPATH": SRC}
+
+    def half(*args: str) -> dict[str, Any]:
+        proc = subprocess.run([sys.executable, str(script), server.base_url, str(sent), str(tmp_path / "runs"),
+                               *args], capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+
+    first = half("start")
+    assert first["stopped"] == "approval" and not sent.exists()  # nothing sent before the decision
+    saved = tmp_path / "state.json"
+    saved.write_text(json.dumps(first["state"]))
+    second = half("resume", str(saved))
+    assert second == {"stopped": "answer", "answer": "Sent."}
+    assert [json.loads(x) for x in sent.read_text().splitlines()] == [{"to": "bob@example.com", "body": "hello"}]
+    [trace] = list((tmp_path / "runs").iterdir())
+    assert [r.end.stopped for r in read(trace).runs] == ["approval", "answer"]
+
+
+def test_resume_into_a_new_trace_says_what_it_continues(scripted, tmp_path: Path) -> None:
+    log: list[tuple[str, dict[str, Any]]] = []
+    server = scripted([call("delete_file", path="x"), reply("ok")])
+    with agent_on(server, recording_tools(log), runs_dir=tmp_path / "one") as agent:
+        state = agent.run("go").state()
+    with agent_on(server, recording_tools(log), runs_dir=tmp_path / "two") as agent:
+        result = agent.resume(state, decisions={state["pending"][0]["call_id"]: False}, continue_trace=False)
+    assert result.answer == "ok" and log == []
+    assert result.trace_path.parent == tmp_path / "two"
+    [run] = read(result.trace_path).runs
+    assert run.start.resumes is not None and run.start.resumes["path"] == state["trace"]["path"]
+    assert run.messages[:len(state["messages"])] == state["messages"]
+
+
+def test_a_run_stopped_otherwise_while_a_call_is_pending_keeps_a_valid_conversation(scripted) -> None:
+    """The deadline passes while another call of the step runs: the run ends "budget", the pending call is
+    answered as stopped (it never ran), and the conversation can be continued; no state to resume."""
+    import threading
+
+    from toolmode import tool
+    from toolmode.history import check_history
+
+    log: list[tuple[str, dict[str, Any]]] = []
+    release = threading.Event()
+
+    @tool
+    def slow() -> str:
+        """Wait."""
+        release.wait(30)
+        return "late"
+
+    server = scripted([calls(("delete_file", {"path": "x"}), ("slow", {})), reply("next")])
+    with agent_on(server, [*recording_tools(log), slow]) as agent:
+        result = agent.run("go", timeout=0.5)
+        release.set()
+    assert (result.stopped, result.limit, result.pending) == ("budget", "timeout", [])
+    assert log == []
+    check_history(result.messages)  # every call has its result
+    answered = {m["tool_call_id"]: m["content"] for m in result.messages if m["role"] == "tool"}
+    assert all(text == "Error: the run stopped before this call finished" for text in answered.values())
+    with pytest.raises(ValueError, match="not 'approval'"):
+        result.state()
+
+
+def test_history_of_a_run_stopped_for_approval_is_refused_clearly(scripted) -> None:
+    server = scripted([call("delete_file", path="x")])
+    with agent_on(server, recording_tools([])) as agent:
+        result = agent.run("go")
+        with pytest.raises(ValueError, match="no tool result"):
+            agent.run("and now", history=result.messages)
