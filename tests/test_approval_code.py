@@ -23,7 +23,8 @@ print(read_file(path="a.txt"))
 
 
 def code_agent(server: Any, tools: list[Any], workspace: Path, **kwargs: Any) -> Agent:
-    return Agent(tools, mode="code", model="m", base_url=server.base_url, workspace=workspace, **kwargs)
+    kwargs.setdefault("mode", "code")
+    return Agent(tools, model="m", base_url=server.base_url, workspace=workspace, **kwargs)
 
 
 def program_output(server: Any) -> str:
@@ -103,3 +104,30 @@ def test_run_code_itself_can_be_ask_and_then_it_defers(scripted, workspace: Path
         assert first.stopped == "approval" and [p.tool for p in first.pending] == ["run_code"] and log == []
         second = agent.resume(first.state(), decisions={first.pending[0].call_id: True})
     assert second.answer == "ok" and log == [("read_file", {"path": "x"})]
+
+
+def test_telemetry_puts_approval_events_on_the_tool_span(scripted, workspace: Path) -> None:
+    """A direct call's span and a program's call (on its run_code span) carry the request and the decision;
+    a person's reason is content: left out unless content capture is on."""
+    import pytest
+
+    pytest.importorskip("opentelemetry.sdk")
+    from test_otel import Otel
+
+    otel = Otel()
+    log: list[tuple[str, dict[str, Any]]] = []
+    server = scripted([call("delete_file", path="a"), call("run_code", code=PROGRAM), reply("done")])
+    with code_agent(server, recording_tools(log), workspace, mode="hybrid", direct=["delete_file"],
+                    approver=lambda r: "secret reason" if r.where == "run_code" else True,
+                    telemetry=otel.settings()) as agent:
+        assert agent.run("go").answer == "done"
+    direct = otel.named("execute_tool delete_file")[0]
+    program = otel.named("execute_tool run_code")[0]
+    for span, decision in ((direct, "approved"), (program, "denied")):
+        names = [e.name for e in span.events]
+        assert names == ["toolmode.approval.requested", "toolmode.approval.decided"], names
+        decided = dict(span.events[1].attributes)
+        assert (decided["toolmode.approval.decision"], decided["toolmode.approval.by"]) == (decision, "approver")
+        assert "toolmode.approval.reason" not in decided
+    assert dict(program.events[0].attributes)["toolmode.approval.where"] == "run_code"
+    assert log == [("delete_file", {"path": "a"}), ("read_file", {"path": "a.txt"})]
