@@ -28,10 +28,11 @@ class Terminal:
                                      start_new_session=True)
         os.close(slave)
         self.output = ""
+        self.seen = 0  # output before this was matched already: each expect waits for new output
 
     def expect(self, text: str) -> str:
         end = time.monotonic() + WAIT
-        while text not in self.output:
+        while text not in self.output[self.seen:]:
             left = end - time.monotonic()
             assert left > 0, f"{text!r} never appeared; output so far:\n{self.output}"
             ready, _, _ = select.select([self.master], [], [], left)
@@ -42,6 +43,7 @@ class Terminal:
                     chunk = b""
                 assert chunk, f"the process ended before {text!r}; output:\n{self.output}"
                 self.output += chunk.decode("utf-8", "replace")
+        self.seen = self.output.index(text, self.seen) + len(text)
         return self.output
 
     def send(self, line: str) -> None:
@@ -124,6 +126,7 @@ def test_run_edit_then_approve_runs_with_the_edited_arguments(scripted, tmp_path
     term.expect("arguments as JSON: ")
     term.send(json.dumps({"path": "other.txt"}))  # content is missing: the tool's own check refuses it
     term.expect("asking again")
+    term.expect("[e]dit: ")
     term.send("e")
     term.expect("arguments as JSON: ")
     term.send(json.dumps({"path": "other.txt", "content": "edited"}))
@@ -136,18 +139,18 @@ def test_run_edit_then_approve_runs_with_the_edited_arguments(scripted, tmp_path
 
 def test_chat_always_approves_the_tool_for_the_session(scripted, tmp_path: Path) -> None:
     ws = workspace(tmp_path)
-    server = scripted([call("write_file", path="a.txt", content="1"), reply("one"),
-                       call("write_file", path="b.txt", content="2"), reply("two")])
+    server = scripted([call("write_file", path="a.txt", content="1"), reply("turn-one-done"),
+                       call("write_file", path="b.txt", content="2"), reply("turn-two-done")])
     term = Terminal(run_argv(server, tmp_path, command="chat", task=None),
                     environment(tmp_path, '[approval]\nwrite_file = "ask"\n'), tmp_path)
     term.expect("you> ")
     term.send("first")
     term.expect("[e]dit: ")
     term.send("a")
-    term.expect("one")
+    term.expect("turn-one-done")
     term.expect("you> ")
     term.send("second")
-    term.expect("two")
+    term.expect("turn-two-done")
     term.expect("you> ")
     os.write(term.master, b"\x04")  # Ctrl-D leaves
     assert term.finish() == 0

@@ -167,3 +167,24 @@ def test_history_of_a_run_stopped_for_approval_is_refused_clearly(scripted) -> N
         result = agent.run("go")
         with pytest.raises(ValueError, match="no tool result"):
             agent.run("and now", history=result.messages)
+
+
+def test_the_readme_example_runs_as_written_in_both_languages() -> None:
+    """The "Approving tool calls" example (the same code in README.md and README.zh-CN.md) prints what it says."""
+    import re
+
+    root = Path(__file__).resolve().parents[1]
+
+    def example(readme: str, heading: str, following: str) -> str:
+        text = (root / readme).read_text(encoding="utf-8")
+        section = text[text.index(f"## {heading}\n"):text.index(f"## {following}\n")]
+        [code] = re.findall(r"```python\n(.*?)```", section, re.DOTALL)
+        return code
+
+    code = example("README.md", "Approving tool calls", "Extending toolmode")
+    assert example("README.zh-CN.md", "审批工具调用", "扩展 toolmode") == code
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": SRC})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["Sent.", "approval ['send_email']", "Sent to Eve.",
+                                        "['bob@example.com', 'eve@example.com']"]

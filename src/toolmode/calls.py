@@ -18,11 +18,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from toolmode import callscope, workers
+from toolmode.approval.decision import PENDING
 from toolmode.budget import RunStopped
 from toolmode.events import ToolCallFinished, ToolCallStarted
 from toolmode.models.reply import ToolCall
 from toolmode.modes.base import FailedResult
-from toolmode.policies import PENDING
 from toolmode.result import CallRecord
 
 if TYPE_CHECKING:

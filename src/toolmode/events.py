@@ -257,15 +257,13 @@ class ApprovalRequested(TypedEvent):
 
     def approve(self, arguments: dict[str, Any] | None = None) -> None:
         """Let the call run (with `arguments` instead of the model's, when given)."""
-        from toolmode.approval.decision import Approved
-
-        self._settle(Approved(arguments))
+        if arguments is not None and not isinstance(arguments, dict):
+            raise ValueError(f"arguments must be a dict (a JSON object), not {type(arguments).__name__}")
+        self._settle(("approve", arguments))
 
     def deny(self, reason: str = "") -> None:
         """Refuse the call; the model is told it was refused by the user, with `reason`."""
-        from toolmode.approval.decision import Denied
-
-        self._settle(Denied(reason))
+        self._settle(("deny", str(reason)))
 
     def _settle(self, decision: Any) -> None:
         if self.answer is None:

@@ -61,24 +61,14 @@ class ReplyPolicy:
         return []
 
 
-class _Pending:
-    """The mark of a call left for a decision after the run (see `CallPolicy.check`)."""
-
-    def __repr__(self) -> str:
-        return "PENDING"
-
-
-PENDING: Any = _Pending()
-
-
 class CallPolicy:
     """The point on the call path before a call is handled (a direct call, or one made from a `run_code`
     program: `where="run_code"`); override `check`. Approval (`toolmode.approval`) is one."""
 
     def check(self, run: Run, call: ToolCall, arguments: dict[str, Any], where: str = "direct") -> Any:
         """None to let the call run; a dict to run it with those arguments instead; the text the model gets
-        instead of running it; or PENDING to leave it for a decision after the run (a direct call only: the
-        run stops after the step with `stopped="approval"`)."""
+        instead of running it; or `toolmode.approval.decision.PENDING` to leave it for a decision after the run
+        (a direct call only: the run stops after the step with `stopped="approval"`)."""
         return None
 
 

@@ -9,14 +9,16 @@ so the trace is the whole trajectory (docs/CONTRACTS.md, "The trajectory").
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from toolmode import runctx
+from toolmode.approval.decision import PENDING
 from toolmode.budget import Limits
-from toolmode.calls import run_calls
+from toolmode.calls import check_call, run_calls
 from toolmode.events import (
     BaseEvent,
     Carried,
@@ -224,6 +226,17 @@ class Run:
         """Run the reply's calls (their results join the conversation even when the run stops meanwhile,
         so it stays valid to continue)."""
         run_calls(self, reply.tool_calls, self.take_results)
+
+    def check_program_call(self, name: str, arguments: dict[str, Any], call_id: str) -> str | dict[str, Any] | None:
+        """The call policies on a call made by a `run_code` program: None (run it), new arguments, or the
+        refusal text (a policy cannot leave a program's call pending: the program would wait forever)."""
+        if not self.call_policies:
+            return None
+        made = ToolCall(call_id, name, json.dumps(arguments, ensure_ascii=False, default=str))
+        outcome = check_call(self, made, arguments, "run_code")
+        if outcome is PENDING:
+            return self.prompts.text("call_needs_approver", tool=name)
+        return outcome  # type: ignore[no-any-return]
 
     def take_results(self, calls: list[CallRecord]) -> None:
         """Record a step's call results and add them, then whatever the policies add after them (held back,

@@ -32,6 +32,16 @@ class Denied:
 Decision = Approved | Denied
 
 
+class _Pending:
+    """The mark of a call left for a decision after the run (`CallPolicy.check` may return it)."""
+
+    def __repr__(self) -> str:
+        return "PENDING"
+
+
+PENDING: Any = _Pending()
+
+
 class ToolDenied(PermissionError):
     """A call was refused (by a person or a policy); inside a `run_code` program, the exception a refused
     tool call raises."""

@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 from toolmode import callscope
 from toolmode.approval.deciders import Decider, Deferred
-from toolmode.approval.decision import ApprovalRequest, Approved, Decision, Denied
+from toolmode.approval.decision import PENDING, ApprovalRequest, Approved, Decision, Denied
 from toolmode.approval.rules import ApprovalRules
 from toolmode.budget import RunStopped
 from toolmode.events import ApprovalDecided, ApprovalRequested, Notice
 from toolmode.models.reply import ToolCall
-from toolmode.policies import PENDING, CallPolicy
+from toolmode.policies import CallPolicy
 
 if TYPE_CHECKING:
     from toolmode.run import Run
@@ -107,7 +107,7 @@ class ApprovalGate(CallPolicy):
                     held.enter_context(scope.hold())
             while True:
                 try:
-                    return answer.result(timeout=max(0.0, min(WAIT_SLICE, end - time.monotonic()))), who
+                    return _read(answer.result(timeout=max(0.0, min(WAIT_SLICE, end - time.monotonic())))), who
                 except concurrent.futures.TimeoutError:
                     pass
                 try:
@@ -128,6 +128,14 @@ class ApprovalGate(CallPolicy):
         if edited is not None:
             run.publish(Notice(f"{request.tool} runs with arguments edited by the {by}", request.step,
                                about="approval_edited", call_id=request.call_id))
+
+
+def _read(answer: Any) -> Decision:
+    """A decider's answer: a Decision, or the stream event's ("approve", arguments) / ("deny", reason)."""
+    if isinstance(answer, tuple):
+        verb, value = answer
+        return Approved(value) if verb == "approve" else Denied(value)
+    return answer  # type: ignore[no-any-return]
 
 
 _BY_POLICY = "\0policy"  # markers of refusals whose text for the model comes from the prompt set

@@ -62,7 +62,7 @@ class ApprovalRules:
                 return "deny", f"the approval policy raised {type(exc).__name__}: {exc}"
             if value is not None and value not in ("allow", "ask", "deny"):
                 return "deny", f"the approval policy returned {value!r:.100}, not 'allow', 'ask', 'deny' or None"
-            found = value
+            found = value  # type: ignore[assignment]  # checked just above
         if found is None:
             found = self.own.get(request.tool) or self.rest or "allow"
         if self.escalate and found == "allow":

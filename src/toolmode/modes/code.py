@@ -25,13 +25,10 @@ from typing import Any, ClassVar
 
 from toolmode import callscope, runctx
 from toolmode.approval.decision import ToolDenied
-from toolmode.calls import check_call
 from toolmode.events import CodeExecuted, Notice
-from toolmode.models.reply import ToolCall
 from toolmode.models.text_calls import RUN_CODE  # the one definition of the code tool's name
 from toolmode.modes.base import Catalog, FailedResult, Mode, ModeSetup, UnknownTool
 from toolmode.modes.registry import register_mode
-from toolmode.policies import PENDING
 from toolmode.prompts import PromptSet
 from toolmode.sandbox import CodeResult, Handles, Sandbox, SandboxLimits, StubSpec
 from toolmode.settings import PromptSettings
@@ -214,11 +211,10 @@ class CodeMode(Mode):
             return Handles([_stub(t) for t in self.index.search(str(query), k=max(1, min(k, 20)))])
         context = runctx.current()
         run = context.run if context is not None else None
-        if run is not None and run.call_policies and call_id is not None:
-            made = ToolCall(call_id, name, json.dumps(kwargs, ensure_ascii=False, default=str))
-            outcome = check_call(run, made, kwargs, where="run_code")
-            if isinstance(outcome, str) or outcome is PENDING:
-                raise ToolDenied(outcome if isinstance(outcome, str) else f"{name} was not run")
+        if run is not None and call_id is not None:
+            outcome = run.check_program_call(name, kwargs, call_id)
+            if isinstance(outcome, str):
+                raise ToolDenied(outcome)
             if isinstance(outcome, dict):
                 kwargs = outcome
         return _jsonable(self.catalog.get(name)(**kwargs))
