@@ -240,7 +240,8 @@ class CodeExecuted(TypedEvent):
 class ApprovalRequested(TypedEvent):
     """A call needs a person's decision (its policy said `ask`): the tool, its arguments (a JSON object), the
     model's call id (a call made inside a `run_code` program gets `<run_code id>#<n>`), the step, `where`
-    ("direct" or "run_code") and `waits_for`: who decides ("approver", "terminal", "stream", "resume").
+    ("direct" or "run_code") and `waits_for`: who decides ("approver", "terminal", "stream", "resume": after the
+    run, which stops; "rule": nobody now, the call is refused).
 
     From `stream()` / `astream()`, an event with `waits_for == "stream"` is answered with `approve(arguments=None)`
     (optionally with edited arguments) or `deny(reason)`, from any thread or task; the run waits until then."""

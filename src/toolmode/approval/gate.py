@@ -78,9 +78,11 @@ class ApprovalGate(CallPolicy):
         answer: concurrent.futures.Future[Decision] = concurrent.futures.Future()
         decider = self.decider
         streamed = decider.waits_for == "stream"
+        deferred = isinstance(decider, Deferred)
+        waits_for = "rule" if deferred and request.where != "direct" else decider.waits_for  # refused at once
         run.publish(ApprovalRequested(request.step, request.call_id, request.tool, request.arguments, request.where,
-                                      decider.waits_for, answer if streamed else None))
-        if isinstance(decider, Deferred):
+                                      waits_for, answer if streamed else None))
+        if deferred:
             if request.where == "direct":
                 run.pending.append(request)
                 return PENDING
