@@ -159,7 +159,7 @@ class ConsoleSink:
             return  # the terminal's own prompt shows the call
         where = " (from run_code)" if d.get("where") == "run_code" else ""
         who = {"resume": "the run stops here; resume it with a decision", "rule": "no one can decide it here"}.get(
-            d.get("waits_for"), f"waits for the {safe(d.get('waits_for'))}")
+            str(d.get("waits_for")), f"waits for the {safe(d.get('waits_for'))}")
         self._print(f"  [magenta]? {safe(d['tool'])}{where} needs approval: {who}[/]")
 
     def _on_approval(self, d: dict[str, Any]) -> None:
