@@ -188,3 +188,27 @@ def test_the_readme_example_runs_as_written_in_both_languages() -> None:
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == ["Sent.", "approval ['send_email']", "Sent to Eve.",
                                         "['bob@example.com', 'eve@example.com']"]
+
+
+def test_toolmode_replay_replays_a_stopped_and_a_resumed_run(scripted, tmp_path: Path) -> None:
+    """Both halves replay identically: the resumed one from its carried conversation (same file) or from its
+    `resumed` messages (a new file), each call of the stopped step answered as recorded."""
+    from toolmode.replay import replay
+
+    log: list[tuple[str, dict[str, Any]]] = []
+    server = scripted([calls(("delete_file", {"path": "a"}), ("read_file", {"path": "b"}),
+                             ("delete_file", {"path": "c"})), reply("done"),
+                       call("delete_file", path="d"), reply("ok")])
+    with agent_on(server, recording_tools(log), runs_dir=tmp_path / "one") as agent:
+        first = agent.run("go")
+        a, c = (p.call_id for p in first.pending)
+        second = agent.resume(first.state(), decisions={a: True, c: "no"})
+        third = agent.run("more")
+    with agent_on(server, recording_tools(log), runs_dir=tmp_path / "two") as agent:
+        fourth = agent.resume(third.state(), decisions={third.pending[0].call_id: True}, continue_trace=False)
+    assert (second.answer, fourth.answer) == ("done", "ok")
+    replays = replay(first.trace_path)
+    assert [r.summary() for r in replays] == ["run 0: replayed 1 requests: identical",
+                                              "run 1: replayed 1 requests: identical"]
+    [new_file] = replay(fourth.trace_path)
+    assert new_file.identical and new_file.requests == 1

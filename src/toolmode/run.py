@@ -145,7 +145,8 @@ class Run:
         waiting = {p.call_id for p in saved.pending}
         calls = [ToolCall(r.id, r.name, r.arguments) for r in records if r.id in waiting]
         done: dict[str, CallRecord] = {}
-        run_calls(self, calls, lambda made: done.update((r.id, r) for r in made))
+        if calls:
+            run_calls(self, calls, lambda made: done.update((r.id, r) for r in made))
         self.take_results([done.get(r.id, r) for r in records])
 
     def step_once(self) -> RunResult | None:
