@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from test_approval import agent_on, recording_tools, tool_messages
-from toolmode import PendingCall
+from toolmode import Agent, Chat, PendingCall
 from toolmode.testing import call, calls, reply
-from toolmode.trace import read
+from toolmode.trace import Trace, read
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 
@@ -64,6 +64,23 @@ def test_a_state_that_did_not_stop_for_approval_has_none(scripted) -> None:
         result.state()
     with agent_on(server, []) as agent, pytest.raises(ValueError, match="not a saved run state"):
         agent.resume({"messages": []}, decisions={})
+
+
+def test_resume_checks_the_mode_and_continues_only_the_stopped_runs_own_trace(scripted, tmp_path: Path) -> None:
+    log: list[tuple[str, dict[str, Any]]] = []
+    server = scripted([call("delete_file", path="x"), reply("ok")])
+    with agent_on(server, recording_tools(log), runs_dir=tmp_path / "runs") as agent:
+        state = agent.run("go").state()
+    other = tmp_path / "notes.txt"
+    other.write_text("not a trace\n")
+    decisions = {state["pending"][0]["call_id"]: True}
+    with (Agent(recording_tools(log), mode="code", model="m", base_url=server.base_url, sandbox="none") as code,
+          pytest.raises(ValueError, match="saved run was in 'react' mode")):
+        code.resume(state, decisions=decisions)
+    with agent_on(server, recording_tools(log), runs_dir=tmp_path / "new") as agent:
+        result = agent.resume({**state, "trace": {"path": str(other), "run": 0}}, decisions=decisions)
+    assert result.answer == "ok" and other.read_text() == "not a trace\n"  # never appended to
+    assert result.trace_path.parent == tmp_path / "new"
 
 
 HALF = textwrap.dedent('''
@@ -212,3 +229,19 @@ def test_toolmode_replay_replays_a_stopped_and_a_resumed_run(scripted, tmp_path:
                                               "run 1: replayed 1 requests: identical"]
     [new_file] = replay(fourth.trace_path)
     assert new_file.identical and new_file.requests == 1
+
+
+def test_a_chat_turn_that_stops_for_approval_is_resumed_and_the_chat_goes_on(scripted, tmp_path: Path) -> None:
+    log: list[tuple[str, dict[str, Any]]] = []
+    server = scripted([call("delete_file", path="x"), reply("deleted it"), reply("you are welcome")])
+    with agent_on(server, recording_tools(log), runs_dir=tmp_path) as agent, agent.chat() as chat:
+        first = chat.send("delete x")
+        assert first.stopped == "approval"
+        with pytest.raises(ValueError, match="nothing to resume"):
+            Chat(agent, trace=Trace()).resume({})
+        assert chat.resume({first.pending[0].call_id: True}).answer == "deleted it"
+        assert chat.send("thanks").answer == "you are welcome"
+    assert log == [("delete_file", {"path": "x"})]
+    assert [m["role"] for m in server.requests[2]["messages"]] == ["user", "assistant", "tool", "assistant", "user"]
+    [trace] = list(tmp_path.iterdir())
+    assert [r.end.stopped for r in read(trace).runs] == ["approval", "answer", "answer"]

@@ -268,6 +268,9 @@ class Agent:
 
         saved = SavedRun.from_json(state)
         preset = saved.decisions(decisions)
+        if saved.mode != self.mode.name:
+            raise ValueError(f"the saved run was in {saved.mode!r} mode; this agent runs {self.mode.name!r}: "
+                             "resume it with an agent of the same mode and tools")
         if "history" in options:
             raise ValueError("resume() continues the saved conversation; history= does not apply")
         if continue_trace and options.get("trace") is None:
@@ -286,11 +289,15 @@ class Agent:
         from toolmode.trace import JsonlSink
         from toolmode.trajectory import read
 
-        path = saved.trace.get("path")
-        if not path or not Path(path).is_file():
+        path, index = saved.trace.get("path"), saved.trace.get("run")
+        if not path or not Path(path).is_file() or not isinstance(index, int):
             return None
         try:
-            runs = len(read(path).runs)
+            trajectory = read(path)
+            stopped = trajectory.runs[index].end if trajectory.version >= 2 else None
+            if stopped is None or stopped.stopped != "approval":  # only the stopped run's own trace is continued
+                return None
+            runs = len(trajectory.runs)
             sink = JsonlSink(Path(path))
         except Exception:  # noqa: BLE001 - unreadable or unwritable: a new trace says what it continues
             return None
