@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -184,17 +185,20 @@ def test_async_approver_under_arun_and_an_approver_that_fails_denies(scripted) -
 
 
 def test_run_deadline_stands_still_while_a_person_decides(scripted) -> None:
-    """timeout=1 s, a decision that takes longer: the run still ends with its answer (the wait was held)."""
+    """timeout=2 s, a person who answers only after the run's original deadline: the run still ends with its
+    answer (the wait was held)."""
     log: list[tuple[str, dict[str, Any]]] = []
     server = scripted([call("delete_file", path="a"), reply("done")])
-    release = threading.Event()
+    never = threading.Event()
 
     def slow_person(request: ApprovalRequest) -> bool:
-        release.wait(1.5)  # a person taking longer than the whole run's budget
+        past = request.context.limits.started + 2.0 + 0.3  # the deadline the run had before it was held
+        while time.monotonic() < past:
+            never.wait(past - time.monotonic())
         return True
 
     with agent_on(server, recording_tools(log), approver=slow_person) as agent:
-        result = agent.run("go", timeout=1.0)
+        result = agent.run("go", timeout=2.0)
     assert result.stopped == "answer", result.error
     assert log == [("delete_file", {"path": "a"})]
 

@@ -4,6 +4,7 @@ a denial raises ToolDenied (a PermissionError) in the program; a run that defers
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -80,18 +81,22 @@ def test_a_deferring_run_refuses_the_call_inside_the_program_and_says_how(script
 
 
 def test_program_clock_stands_still_while_a_person_decides(scripted, workspace: Path) -> None:
-    """A 1 s program timeout, a decision that takes 1.5 s: the program still finishes."""
+    """A 2 s program timeout in a 3 s run, a person who answers only after both original deadlines: the
+    program still finishes, and so does the run."""
     log: list[tuple[str, dict[str, Any]]] = []
     server = scripted([call("run_code", code=PROGRAM), reply("done")])
-    hold = threading.Event()
+    never = threading.Event()
 
     def slow_person(request: ApprovalRequest) -> bool:
-        hold.wait(1.5)
+        # past both deadlines as they were: the run's, and the program's (it started before this call)
+        past = max(request.context.limits.started + 3.0, time.monotonic() + 2.0) + 0.3
+        while time.monotonic() < past:
+            never.wait(past - time.monotonic())
         return True
 
     with code_agent(server, recording_tools(log), workspace, approver=slow_person,
-                    sandbox_limits=SandboxLimits(timeout=1.0)) as agent:
-        result = agent.run("clean", timeout=1.2)
+                    sandbox_limits=SandboxLimits(timeout=2.0)) as agent:
+        result = agent.run("clean", timeout=3.0)
     assert result.stopped == "answer", result.error
     assert program_output(server).splitlines() == ["deleted old.log", "contents of a.txt"]
 
