@@ -146,7 +146,8 @@ class ActFirst(ReplyPolicy):
         if calls and self.how != "schema":
             return None
         worked = any(not error for error in calls)
-        earlier_results = any(m.get("role") == "tool" for m in run.history)  # answered from a continued chat
+        # Answered from a continued chat, or after a run resumed with its approved (or refused) calls.
+        earlier_results = run.resume is not None or any(m.get("role") == "tool" for m in run.history)
         if self.how == "off" or worked or self.asked or earlier_results or not self.matches(run):
             return None
         self.asked = self.force_next = True

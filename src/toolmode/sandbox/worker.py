@@ -49,6 +49,10 @@ class ToolError(Exception):
     """A tool failed on the host with an exception that is not a Python builtin: `<Type>: <message>`."""
 
 
+class ToolDenied(PermissionError):
+    """A tool call was refused by the user or an approval policy; the tool did not run."""
+
+
 class Capture(io.TextIOBase):
     """stdout and stderr together: keeps the first `limit` characters and counts the rest."""
 
@@ -130,6 +134,8 @@ class Rpc:
 def _exception(msg: dict[str, Any]) -> BaseException:
     name = str(msg.get("exc_type", "ToolError"))
     message = str(msg.get("message", ""))
+    if name == "ToolDenied":
+        return ToolDenied(message)
     cls = getattr(builtins, name, None)
     if isinstance(cls, type) and issubclass(cls, Exception) and name != "ToolError":
         try:
@@ -241,6 +247,7 @@ class Runner:
             self.ns = {"__name__": "__main__", "__builtins__": builtins}
         ns = self.ns
         ns["ToolError"] = ToolError
+        ns["ToolDenied"] = ToolDenied
         stubs = {str(spec["name"]): make_stub(spec, self.rpc) for spec in msg.get("stubs", [])}
         ns.update(stubs)
         # Small models often write `from tools import find_flights` (the 1.5B on M3ToolEval: 4 of 15 episodes, 6 of
