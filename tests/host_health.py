@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import os
 import resource
 from pathlib import Path
@@ -44,6 +45,7 @@ XATTR_SECRET = "xattr-SECRET-61d0a9"  # stored in an extended attribute of a hos
 XATTR_NAME = "user.toolmode_secret"
 HOST_SHM_KEY = 0x70016001  # a 0600 SysV segment of the host's: must stay unread and unchanged
 HOST_SHM_TEXT = b"host-shm-SECRET-5e11"
+LOCK_PATH = "/tmp/toolmode-tests-host-shm.lock"  # noqa: S108 (shared by every test run on the machine, on purpose)
 DEVICES = ("/dev/null", "/dev/zero", "/dev/random", "/dev/urandom")
 _IPC_CREAT, _IPC_RMID, _IPC_STAT = 0o1000, 0, 2
 
@@ -102,6 +104,10 @@ class HostSegment:
     """A 0600 SysV shared memory segment of the host's (key HOST_SHM_KEY) holding HOST_SHM_TEXT."""
 
     def __init__(self) -> None:
+        # The key is fixed (the corpus programs name it), so two test runs on one machine would share the segment
+        # and each one's reads would change the other's attach times: one run at a time holds it.
+        self._lock = open(LOCK_PATH, "a+")  # noqa: SIM115 (held until remove())
+        fcntl.flock(self._lock, fcntl.LOCK_EX)
         self.libc = ctypes.CDLL(None, use_errno=True)
         self.libc.shmat.restype = ctypes.c_void_p
         self.libc.shmget.restype = ctypes.c_int
@@ -128,6 +134,7 @@ class HostSegment:
 
     def remove(self) -> None:
         self.libc.shmctl(self.id, _IPC_RMID, None)
+        self._lock.close()  # releases the lock
 
 
 def host_objects(sentinel: Path, workspace: Path, interpreter: str) -> dict[str, object]:

@@ -61,7 +61,9 @@ def test_the_request_timeout_bounds_the_whole_request(scripted, name: str) -> No
     # deadline 0.7: after a 0.5 s attempt the next one would start too late, so the first reason is the one
     model = ModelClient("m", base_url=server.base_url, stream=streamed, request_timeout=0.5, deadline=0.7,
                         idle_timeout=None)
-    with pytest.raises(ModelError, match=r"request timed out after 0\.5 s \(request_timeout\)"):
+    # Either our watch (it names request_timeout) or, on a loaded machine, the SDK's own timeout set to the same
+    # 0.5 s ("request timed out") ends the attempt first; both end it at the request timeout, not later.
+    with pytest.raises(ModelError, match=r"request timed out( after 0\.5 s \(request_timeout\))?$"):
         model.chat(USER)
     model.deadline = 30.0
     assert model.chat(USER).content == "after the timeout"  # the cut connection left the pool usable
