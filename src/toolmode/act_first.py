@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolmode.defaults import ACT_FIRST
 from toolmode.models.reply import Reply
+from toolmode.modes.code import program_calls
 from toolmode.policies import ReplyPolicy, RequestPlan, Verdict
 from toolmode.result import CallRecord
 
@@ -189,13 +190,19 @@ class ActFirst(ReplyPolicy):
         else:
             self.asked = True
         self.force_next = True
-        why = "every call failed" if calls else "no tool ran"
-        message = run.prompts.text("act_first_failed" if calls else "act_first")
+        failed = any(c.error for c in calls)  # else no call, or programs that called no tool
+        why = "every call failed" if failed else "no tool ran"
+        message = run.prompts.text("act_first_failed" if failed else "act_first")
         return Verdict("ask_again", ABOUT, message,
                        f"answered although {why}, on a task that matches the tools: asked to use them")
 
     def _worked(self, run: Run, call: CallRecord) -> bool:
-        return not call.error
+        """A call that returned without an error; a `run_code` call only if its program called a tool."""
+        if call.error:
+            return False
+        if call.name != run.mode.code_tool:
+            return True
+        return program_calls(run.context).get(call.id, 1) > 0
 
     def matches(self, run: Run) -> bool:
         """Whether the task touches any of the run's tools (a tool-search score above zero)."""
