@@ -36,8 +36,8 @@ def find_max_nucleotide(counts: list[int]) -> int:
 
 def agent(server: Any, tmp_path: Path, **kwargs: Any) -> Agent:
     kwargs.setdefault("tools", [count_nucleotides, find_max_nucleotide])
-    return Agent(model="m", base_url=server.base_url, api_key="k", runs_dir=tmp_path / "runs", mode="react",
-                 **kwargs)
+    kwargs.setdefault("mode", "react")
+    return Agent(model="m", base_url=server.base_url, api_key="k", runs_dir=tmp_path / "runs", **kwargs)
 
 
 TASK = "Count the nucleotides of TACGAAAAG and find the nucleotide that occurs most."
@@ -95,3 +95,18 @@ def test_what_counts_as_not_an_answer() -> None:
     assert not_an_answer("Answer: tools", errors, notes) is None
     assert not_an_answer("Answer: 615", errors, notes) is None
     assert not_an_answer("hi there", [], []) is None
+
+
+def test_the_repair_note_comes_after_the_output_and_an_answer_copying_it_is_corrected(scripted, tmp_path) -> None:
+    # code budget_trip: the JSON `\n` inside a string was repaired and the program ran, but the result began with
+    # the repair note and the model answered the note. Now the output comes first and the note is one last line.
+    program = "print(count_nucleotides('TAC' + '\n' + 'G'))"
+    note_copy = "Answer: repaired to parse: each line break inside a one-line string"
+    server = scripted([call("run_code", code=program), reply(note_copy), reply("Answer: 615")])
+    with agent(server, tmp_path, mode="code", sandbox="none", preset="openai") as a:
+        result = a.run(TASK)
+    output = server.requests[1]["messages"][-1]["content"]
+    first, note = output.split("\n")
+    assert first == "{'A': 1, 'C': 1, 'G': 1, 'T': 1}" and note.startswith("[note: repaired to parse: ")
+    assert server.requests[2]["messages"][-1] == {"role": "user", "content": correction("copied_note")}
+    assert (result.answer, result.steps) == ("Answer: 615", 3)

@@ -168,7 +168,8 @@ def test_a_line_break_that_cuts_a_string_is_read_as_backslash_n(sandbox: Sandbox
     res = run(sandbox, "for w in ['x', 'y']:\n    print(w + ': ' + str('a\nb'.count('\n')))\n")
     assert res.error is None and res.output == "x: 1\ny: 1\n"
     assert res.repaired is not None and res.repaired.startswith("the program did not parse (line 2: unterminated")
-    assert res.text().startswith("[note: the program did not parse (line 2: ")
+    # The model sees the output first and one short note line after it (the 1.5B answered a note put first).
+    assert res.text() == "x: 1\ny: 1\n[note: repaired to parse: each line break inside a one-line string written as \\n]"
 
 
 @needs_landlock

@@ -280,7 +280,7 @@ def compile_program(code: str) -> tuple[Any, dict[str, str] | None]:
                 compiled = compile(text, "<code>", "exec")
             except (SyntaxError, ValueError):
                 continue
-        note = f"the program did not parse (line {first.lineno}: {first.msg}); it ran with {what}"
+        note = f"the program did not parse (line {first.lineno}: {first.msg}); it ran with {what}"  # spec.REPAIRED_WITH
         return compiled, {"note": note, "code": text}
     raise first
 
