@@ -187,6 +187,21 @@ def test_output_cap_marks_the_cut(scripted, workspace):
 
 
 
+def test_a_one_line_program_with_a_joined_loop_runs_and_a_syntax_error_says_where(scripted, workspace, tmp_path):
+    # hybrid shortest_caesar: a one-line program joining `; for ...:` got `SyntaxError: invalid syntax` with the
+    # whole line and no column; the model sent it again. Now it runs (split), and an error names the column.
+    joined = "words = ['stu', 'tuvwu']; for w in words: print(w, len(w))"
+    server = scripted([call("run_code", code=joined), call("run_code", code="print(len('ab') +* 2)"),
+                       reply("done")])
+    with Agent(tools=builtin_tools(workspace), mode="code", base_url=server.base_url, model="m",
+               workspace=workspace, console=False, runs_dir=tmp_path / "runs", act_first="off") as agent:
+        agent.run("lengths")
+    (ran,) = tool_messages(server.requests[1])
+    assert ran == "stu 3\ntuvwu 5\n[note: repaired to parse: each for / if / while after ';' moved to its own line]"
+    (failed,) = tool_messages(server.requests[2])[-1:]
+    assert failed == "Error at line 1, column 18: print(len('ab') +* 2)\nSyntaxError: invalid syntax at '* 2)'"
+
+
 def test_a_repaired_program_is_noted_for_the_model_and_in_the_trace(scripted, workspace, tmp_path):
     server = scripted([call("run_code", code="print('a' + '\n' + 'b')"), reply("done")])
     with Agent(tools=builtin_tools(workspace), mode="code", base_url=server.base_url, model="m",
