@@ -149,7 +149,7 @@ def test_fetch_url_refuses_loopback_unless_allowed(scripted, page_server: str, p
         {"content": "could not fetch"},
     ])
     with Agent(tools=builtin_tools(tmp_path), model="m", base_url=server.base_url, console=False,
-               runs_dir=None) as agent:
+               runs_dir=None, act_first="off") as agent:  # about the refusal, as the workspace test above
         result = agent.run("fetch it")
     [call] = result.records[0].calls
     assert call.error is True
