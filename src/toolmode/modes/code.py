@@ -189,9 +189,7 @@ class CodeMode(Mode):
         """Publish the execution (tier, limits, time, outcome) for the run's sinks, e.g. telemetry, and keep
         how many tool calls the program made for the run's policies (`program_calls`)."""
         scope = callscope.current()
-        made: dict[str | None, int] | None = runctx.run_state(_PROGRAM_CALLS, dict)
-        if made is not None and scope is not None:
-            made[scope.call_id] = result.calls
+        keep_program_calls(result.calls)
         runctx.emit(CodeExecuted(
             step, scope.call_id if scope is not None else None,
             self.sandbox.policy, asdict(self.sandbox.limits), seconds,  # the tier's name (sandbox.tiers)
@@ -214,6 +212,14 @@ class CodeMode(Mode):
 
 
 _PROGRAM_CALLS = object()  # the key of the per-run {call id: tool calls its program made}
+
+
+def keep_program_calls(calls: int) -> None:
+    """Keep, for the run's policies, how many tool calls the program of the current `run_code` call made."""
+    scope = callscope.current()
+    made: dict[str | None, int] | None = runctx.run_state(_PROGRAM_CALLS, dict)
+    if made is not None and scope is not None:
+        made[scope.call_id] = calls
 
 
 def program_calls(context: runctx.RunContext[Any]) -> dict[str, int]:
