@@ -14,11 +14,15 @@ run be answered with a call (the setting `act_first`, `ModelSettings.act_first`)
 - `"off"`: none of this.
 
 The first request also offers a `final_answer` tool, so a task that needs no tool (a greeting) is still
-answered in that one request. An answer given before any tool call worked (at step 1; with "schema", also
-after calls that all failed), as a `final_answer` call or in plain text, is checked against the run's tools
+answered in that one request. An answer given before any tool call worked (at step 1, and after each new
+round of calls that all failed, at most FAILED_CHECKS_MAX times a run; a `run_code` call whose program called
+no tool did not work), as a `final_answer` call or in plain text, is checked against the run's tools
 with toolmode's tool-search ranker (BM25F over names, descriptions and parameters): when the task touches a
-tool, the model is asked once to use the tools first (or to fix the failed call), and with "schema" /
+tool, the model is asked to use the tools first (or to fix the failed call), and with "schema" /
 "tool_choice" the next request again asks for a call; a greeting touches none and is taken at once.
+
+A reply that is not an answer (`not_an_answer`: a tool's error text or a toolmode note of the run repeated, a
+chat-template block, an `Answer:` with no value) gets one correction a run, whatever the calls did.
 
 With `"schema"`, an answer that does not match `output_type` is also asked again under the endpoint's
 JSON-schema constraint. Every text the model reads is in the prompt set (`policies.toml`).
@@ -156,6 +160,7 @@ class ActFirst(ReplyPolicy):
         return verdict
 
     def _verify(self, run: Run, text: str) -> Verdict | None:
+        """The correction of a reply that is not an answer, else the check of an unverified answer."""
         if self.how == "off":
             return None
         return self._not_an_answer(run, text) or self._unverified(run)
