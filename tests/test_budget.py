@@ -235,7 +235,7 @@ def test_a_budget_of_zero_or_negative_gets_one_clear_line(scripted, kwargs: dict
     ({"cancel": "stop"}, ValueError, "cancel must be a toolmode.CancelToken, not str"),
     ({"max_steps": "3"}, ValueError, "max_steps must be a whole number, got '3'"),
     ({"max_cost_usd": 1}, TypeError, "unknown run option 'max_cost_usd'; the options are: history, output_type, "
-                                     "max_cost, max_total_tokens, timeout, max_steps, cancel, trace, deps"),
+                                     "max_cost, max_total_tokens, timeout, max_steps, cancel, trace, deps, approver"),
 ])
 def test_other_bad_run_options_get_one_clear_line(scripted, kwargs: dict[str, Any], error: type, message: str) -> None:
     server = scripted([reply("never")])

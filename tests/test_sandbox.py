@@ -380,6 +380,25 @@ def test_timeout_is_enforced_while_a_host_tool_runs(tmp_path: Path) -> None:
 
 
 @needs_landlock
+def test_persistent_runs_each_get_their_full_cpu_allowance(tmp_path: Path) -> None:
+    # RLIMIT_CPU is checked against the kernel's tick-sampled CPU clock, not the exact time getrusage() gives;
+    # under contention the two drift apart and the drift adds up over a persistent worker's runs. When the
+    # worker armed each run's soft limit from getrusage(), a run that used 0.85 s of a 1 s allowance was
+    # killed by SIGXCPU once the earlier runs' drift had eaten into it (on a loaded machine: within a few runs).
+    # Every run here must finish in the namespace it started in.
+    burn = (
+        "import time\nt0 = time.process_time()\n"
+        "while time.process_time() - t0 < 0.85:\n    pass\n"
+        "print('done')"
+    )
+    with Sandbox(tmp_path, SandboxLimits(timeout=60, cpu_seconds=1), persistent=True) as sb:
+        for run in range(8):
+            res = sb.run(burn, [], host_call)
+            assert res.text() == "done", f"run {run}: {res.text()}"
+            assert not res.reset
+
+
+@needs_landlock
 def test_persistent_cpu_is_accounted_per_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Each run uses ~0.85 s of CPU (two threads) with a 1 s per-run CPU limit: no run may be killed, the
     # namespace survives, and when the worker's lifetime CPU ceiling (made small here) forces a new

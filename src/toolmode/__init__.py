@@ -21,10 +21,13 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from toolmode.agent import Agent
+    from toolmode.approval import ApprovalRequest, ApprovalRules, Approved, Denied, PendingCall, ToolDenied
     from toolmode.budget import Budget, CancelToken
     from toolmode.chat import Chat
     from toolmode.errors import SettingsConflict, ToolmodeError
     from toolmode.events import (
+        ApprovalDecided,
+        ApprovalRequested,
         BaseEvent,
         Carried,
         CodeExecuted,
@@ -61,13 +64,15 @@ if TYPE_CHECKING:
     from toolmode.tools.base import Tool, tool
     from toolmode.usage import Usage
 
-_EVENTS = ("BaseEvent", "Carried", "CodeExecuted", "ErrorEvent", "MessageAdded", "Notice", "ReasoningDelta", "Retry",
+_EVENTS = ("ApprovalDecided", "ApprovalRequested", "BaseEvent", "Carried", "CodeExecuted", "ErrorEvent", "MessageAdded", "Notice", "ReasoningDelta", "Retry",
            "RunEnd", "RunStart", "StepUsage", "TextDelta", "ToolCallFinished", "ToolCallStarted", "ToolsSent")  # fmt: skip
 
 # Public names -> the module that defines them. Loaded on first use (PEP 562), so `import toolmode` and the
 # CLI's start-up do not pay for the HTTP SDK, pydantic or rich until something needs them.
 _LAZY = {
     "Agent": "toolmode.agent",
+    **dict.fromkeys(("ApprovalRequest", "ApprovalRules", "Approved", "Denied", "PendingCall", "ToolDenied"),
+                    "toolmode.approval"),
     "Budget": "toolmode.budget",
     "CancelToken": "toolmode.budget",
     "Chat": "toolmode.chat",
@@ -135,6 +140,11 @@ def mcp_tools(*args, **kwargs):  # type: ignore[no-untyped-def]
 
 __all__ = [
     "Agent",
+    "ApprovalDecided",
+    "ApprovalRequest",
+    "ApprovalRequested",
+    "ApprovalRules",
+    "Approved",
     "BaseEvent",
     "Budget",
     "CallRecord",
@@ -142,6 +152,7 @@ __all__ = [
     "Carried",
     "Chat",
     "CodeExecuted",
+    "Denied",
     "ErrorEvent",
     "FallbackModel",
     "LimitSettings",
@@ -153,6 +164,7 @@ __all__ = [
     "ModelSettings",
     "Notice",
     "OutputSettings",
+    "PendingCall",
     "PriceTable",
     "PromptSettings",
     "ReasoningDelta",
@@ -172,6 +184,7 @@ __all__ = [
     "ToolCall",
     "ToolCallFinished",
     "ToolCallStarted",
+    "ToolDenied",
     "ToolmodeError",
     "ToolsSent",
     "Usage",

@@ -181,7 +181,8 @@ class ActFirst(ReplyPolicy):
         """An answer before any tool call worked: asked once at the start (no call yet), and after each new
         round of calls that all failed (at most FAILED_CHECKS_MAX times a run)."""
         calls = [c for r in run.records for c in r.calls]
-        earlier_results = any(m.get("role") == "tool" for m in run.history)  # answered from a continued chat
+        # Answered from a continued chat, or after a run resumed with its approved (or refused) calls.
+        earlier_results = run.resume is not None or any(m.get("role") == "tool" for m in run.history)
         if earlier_results or any(self._worked(run, c) for c in calls):
             return None
         if calls and (self.failed_checks >= FAILED_CHECKS_MAX or len(calls) == self.failed_seen):

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolmode.act_first import default_act_first
+from toolmode.approval.settings import ApprovalSettings
 from toolmode.budget import Budget, CancelToken
 from toolmode.chat import Chat
 from toolmode.events import BaseEvent, Notice
@@ -31,7 +32,7 @@ from toolmode.tools.base import as_tool
 from toolmode.trace import Sink, Trace, open_trace_file
 
 RUN_OPTIONS = ("history", "output_type", "max_cost", "max_total_tokens", "timeout", "max_steps", "cancel", "trace",
-               "deps")
+               "deps", "approver")
 
 
 @dataclass
@@ -87,6 +88,14 @@ class Agent:
     Besides: `prices` (a PriceTable), `deps` (every run's default dependencies, see `RunContext`) and
     `policies` (reply and call policies added to the defaults; a class is instantiated per run).
 
+    Approval (`toolmode.approval`): `approval` (a mapping of tool names to "allow" / "ask" / "deny", "*" for
+    the tools not otherwise set, or a callable that gets the ApprovalRequest and returns one, or None),
+    `approver` (a sync or async callable that decides an `ask`: True, False, a reason to deny, or
+    `{"arguments": {...}}`; without one, `stream()` asks its consumer and `run()` stops with
+    `stopped="approval"`), `approval_timeout` (seconds to wait for a decision, then deny) and
+    `count_approval_wait` (keep the run's deadline and a program's timeout running while a decision is
+    awaited; by default they stand still).
+
     The flat keywords of earlier versions (`base_url=`, `workspace=`, `max_steps=`, `search=`, ...) are
     accepted and put in their group; giving one whose group is also given as an object raises
     `SettingsConflict`. `max_tokens=` caps each reply (it was the run's budget: a FutureWarning says so).
@@ -105,6 +114,10 @@ class Agent:
         prices: PriceTable | None = None,
         deps: Any = None,
         policies: Sequence[Any] = (),
+        approval: Any = None,
+        approver: Any = None,
+        approval_timeout: float | None = None,
+        count_approval_wait: bool = False,
         **keywords: Any,
     ) -> None:
         self.settings: AgentSettings = resolve(model=model, mode=mode, sandbox=sandbox, limits=limits,
@@ -119,6 +132,7 @@ class Agent:
         self.model: Model = self._make_model(self.settings)
         self.act_first = self._act_first()
         self.tools = [as_tool(t) for t in tools]
+        self.approval = ApprovalSettings.build(approval, approver, approval_timeout, count_approval_wait, self.tools)
         try:
             self.mode: Mode = build_mode(self.settings.mode.name, self.tools, self._mode_setup(),
                                          self.settings.mode.options)
@@ -155,9 +169,11 @@ class Agent:
 
     # ------------------------------------------------------------------ preparing a run
 
-    def _prepare(self, task: str, **options: Any) -> _Run:
+    def _prepare(self, task: str, *, streamed: bool = False, resume: Any = None, preset: Any = None,
+                 **options: Any) -> _Run:
         """Check the run's options (one clear error each) and set up its trace and cancel token."""
         _check_options(task, options)
+        gate = self.approval.gate(options.get("approver"), streamed=streamed, preset=preset)
         limits = self.settings.limits
         budget = Budget(*(limits.__dict__[k] if options.get(k) is None else options[k]
                           for k in ("max_cost", "max_total_tokens", "timeout")))
@@ -174,13 +190,13 @@ class Agent:
                       history=options.get("history"), budget=budget, cancel=[token, *([cancel] if cancel else [])],
                       output_type=options.get("output_type"), deps=options.get("deps", self.deps),
                       config=self._config(steps, budget, options.get("output_type")), act_first=self.act_first,
-                      **self._policies())
+                      resume=resume, **self._policies(gate))
         return _Run(task, trace, owns, token, kwargs)
 
-    def _policies(self) -> dict[str, list[Any]]:
+    def _policies(self, gate: CallPolicy | None = None) -> dict[str, list[Any]]:
         made = [p() if isinstance(p, type) else p for p in self.policies]  # a class: a fresh one per run
         return {"policies": [p for p in made if isinstance(p, ReplyPolicy)],
-                "call_policies": [p for p in made if isinstance(p, CallPolicy)]}
+                "call_policies": [*([gate] if gate else []), *(p for p in made if isinstance(p, CallPolicy))]}
 
     def _config(self, steps: int, budget: Budget, output_type: Any) -> dict[str, Any]:
         """The run's settings as the trace records them (what a replay needs to run the loop the same way)."""
@@ -247,10 +263,70 @@ class Agent:
         """
         return self._execute(self._prepare(task, **options))
 
+    def resume(self, state: Any, decisions: dict[str, Any], *, continue_trace: bool = True,
+               **options: Any) -> RunResult:
+        """Continue a run that stopped for approval (`result.stopped == "approval"`), in this process or another.
+
+        `state` is `result.state()` (a dict, or its JSON text); `decisions` maps every pending call id to True
+        (run it), a reason (str: refuse it, the model reads the reason), False, or `{"arguments": {...}}` (run
+        it with these arguments). A missing or unknown call id is a ValueError. The resumed run appends to the
+        stopped run's trace file when it still exists (`continue_trace=False`: a new trace, whose `run_start`
+        names the run it continues); its step numbers go on from the stopped run's, with a budget of its own.
+        Other options as for `run` (not `history`).
+        """
+        from toolmode.approval.state import SavedRun
+
+        saved = SavedRun.from_json(state)
+        preset = saved.decisions(decisions)
+        if saved.mode != self.mode.name:
+            raise ValueError(f"the saved run was in {saved.mode!r} mode; this agent runs {self.mode.name!r}: "
+                             "resume it with an agent of the same mode and tools")
+        if "history" in options:
+            raise ValueError("resume() continues the saved conversation; history= does not apply")
+        if continue_trace and options.get("trace") is None:
+            trace = self._trace_to_continue(saved)
+            if trace is not None:
+                options["trace"] = trace
+                run = self._prepare(saved.task, resume=saved, preset=preset, **options)
+                run.owns_trace = True
+                return self._execute(run)
+        return self._execute(self._prepare(saved.task, resume=saved, preset=preset, **options))
+
+    def _trace_to_continue(self, saved: Any) -> Trace | None:
+        """A trace appending to the stopped run's file, with this agent's other sinks; None when it is gone."""
+        from pathlib import Path
+
+        from toolmode.trace import JsonlSink
+        from toolmode.trajectory import read
+
+        path, index = saved.trace.get("path"), saved.trace.get("run")
+        if not path or not Path(path).is_file() or not isinstance(index, int):
+            return None
+        try:
+            trajectory = read(path)
+            stopped = trajectory.runs[index].end if trajectory.version >= 2 else None
+            if stopped is None or stopped.stopped != "approval":  # only the stopped run's own trace is continued
+                return None
+            runs = len(trajectory.runs)
+            sink = JsonlSink(Path(path))
+        except Exception:  # noqa: BLE001 - unreadable or unwritable: a new trace says what it continues
+            return None
+        trace = self.new_trace()
+        for old in [s for s in trace.sinks if isinstance(s, JsonlSink)]:  # a new file was opened: not used
+            trace.sinks.remove(old)
+            old.close()
+            old.path.unlink(missing_ok=True)
+        trace.sinks.insert(0, sink)
+        trace.path = sink.path
+        trace.follow(runs)
+        return trace
+
     def stream(self, task: str, **options: Any) -> Iterator[BaseEvent]:
         """Run one task and yield its events as they happen (see `toolmode.events`); the last is `RunEnd`,
-        whose `result` is the RunResult. Stopping the iteration early cancels the run."""
-        run = self._prepare(task, **options)
+        whose `result` is the RunResult. Stopping the iteration early cancels the run. A call that needs
+        approval (and no approver decides it) is an `ApprovalRequested` event: answer it with
+        `event.approve()` or `event.deny(reason)`; the run waits for that."""
+        run = self._prepare(task, streamed=True, **options)
         events: queue.SimpleQueue[Any] = queue.SimpleQueue()
         run.trace.sinks.append(_QueueSink(events.put))
         thread = threading.Thread(target=contextvars.copy_context().run, args=(self._worker, run, None, events.put),
@@ -305,7 +381,7 @@ class Agent:
 
     async def astream(self, task: str, **options: Any) -> AsyncIterator[BaseEvent]:
         """`stream` for asyncio: `async for event in agent.astream(task)`. Leaving early cancels the run."""
-        run = self._prepare(task, **options)
+        run = self._prepare(task, streamed=True, **options)
         loop = asyncio.get_running_loop()
         events: asyncio.Queue[Any] = asyncio.Queue()
 

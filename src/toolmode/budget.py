@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from toolmode.errors import ToolmodeError
@@ -72,10 +74,33 @@ class Limits:
         self.tokens = tokens
         self.started = time.monotonic()
         self.deadline = self.started + budget.timeout if budget.timeout is not None else math.inf
+        self._holds = 0  # calls waiting for a person's decision (toolmode.approval): the clock stands still
+        self._held_since = 0.0
+        self._hold_lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def hold(self) -> Iterator[None]:
+        """Stop the run's clock while the block runs (a person deciding on a call): the deadline moves by the
+        time held. Holds may overlap (parallel calls); the clock runs again when the last one ends."""
+        with self._hold_lock:
+            if self._holds == 0:
+                self._held_since = time.monotonic()
+            self._holds += 1
+        try:
+            yield
+        finally:
+            with self._hold_lock:
+                self._holds -= 1
+                if self._holds == 0:
+                    self.deadline += time.monotonic() - self._held_since
+
+    def _held(self) -> float:
+        """Seconds of the hold in progress (0 when none)."""
+        return time.monotonic() - self._held_since if self._holds else 0.0
 
     def remaining(self) -> float:
         """Seconds left before the run's deadline (inf without a timeout)."""
-        return self.deadline - time.monotonic()
+        return self.deadline + self._held() - time.monotonic()
 
     @property
     def cancelled(self) -> bool:
@@ -86,7 +111,7 @@ class Limits:
         """Raise RunStopped when the run was cancelled or its wall time is spent."""
         if self.cancelled:
             raise RunStopped("cancelled", "stopped: cancelled")
-        if time.monotonic() >= self.deadline:
+        if time.monotonic() >= self.deadline + self._held():
             raise RunStopped("budget", f"stopped: time budget of {self.budget.timeout:g} s spent", "timeout")
 
     def check(self, usage: Usage, cost: float | None) -> None:

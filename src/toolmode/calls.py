@@ -12,12 +12,13 @@ import contextvars
 import functools
 import json
 import math
-import threading
+import queue
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from toolmode import callscope, workers
+from toolmode.approval.decision import PENDING
 from toolmode.budget import RunStopped
 from toolmode.events import ToolCallFinished, ToolCallStarted
 from toolmode.models.reply import ToolCall
@@ -34,31 +35,31 @@ def run_calls(run: Run, calls: list[ToolCall], deliver: Callable[[list[CallRecor
     while they run (a call not finished then is answered with the prompt set's `call_stopped`)."""
     results: list[CallRecord | None] = [None] * len(calls)
     scopes = [callscope.CallScope(c.name, math.inf, c.id) for c in calls]  # the id: events can name the call
-    left = [len(calls)]
-    lock = threading.Lock()
-    all_done = threading.Event()
+    finished: queue.SimpleQueue[int] = queue.SimpleQueue()  # waited on in C: cheaper than an Event per reply
 
     def work(i: int) -> None:
         callscope.enter(scopes[i])  # a call abandoned below is cancelled through it
         try:
             results[i] = run_one(run, calls[i])
         finally:  # counted even if something above failed, so the loop never waits for a lost call
-            with lock:
-                left[0] -= 1
-                if left[0] == 0:
-                    all_done.set()
+            finished.put(i)
 
     for i in range(len(calls)):
         context = contextvars.copy_context()  # one copy per call: a context is entered by one thread at a time
         workers.submit(functools.partial(context.run, work, i))
     try:
-        while not all_done.wait(min(max(run.limits.remaining(), 0.0), 0.05)):
-            run.limits.check_time()
+        left = len(calls)
+        while left:
+            try:
+                finished.get(timeout=min(max(run.limits.remaining(), 0.0), 0.05))
+                left -= 1
+            except queue.Empty:
+                run.limits.check_time()
     finally:
         for scope, r in zip(scopes, results, strict=True):
             if r is None:  # still running: the run stopped (deadline, cancel, Ctrl-C) before it did
                 scope.cancel()
-        stopped = run.prompts.text("call_stopped")
+        stopped = run.prompts.text("call_stopped") if any(r is None for r in results) else ""
         deliver([r or CallRecord(c.id, c.name, c.arguments, stopped, True) for r, c in zip(results, calls, strict=True)])
 
 
@@ -67,6 +68,8 @@ def run_one(run: Run, call: ToolCall) -> CallRecord:
     run.publish(ToolCallStarted(step=run.step, id=call.id, name=call.name, arguments=call.arguments))
     started = time.monotonic()
     text, error = handle(run, call)
+    if text is PENDING:  # left for a decision after the run: answered when the run is resumed
+        return CallRecord(call.id, call.name, call.arguments, "", False, 0.0)
     record = CallRecord(call.id, call.name, call.arguments, truncate(text, run.max_result_chars, run.prompts),
                         error, time.monotonic() - started)
     run.publish(ToolCallFinished(step=run.step, id=record.id, name=record.name, arguments=record.arguments,
@@ -85,10 +88,11 @@ def handle(run: Run, call: ToolCall) -> tuple[str, bool]:
                             sent=call.arguments[:200]), True
     if not isinstance(arguments, dict):
         return prompts.text("arguments_not_object", name=call.name, type=type(arguments).__name__), True
-    for policy in run.call_policies:
-        refusal = policy.check(run, call, arguments)
-        if refusal is not None:
-            return refusal, True
+    outcome = check_call(run, call, arguments)
+    if outcome is PENDING or isinstance(outcome, str):
+        return outcome, True
+    if outcome is not None:
+        arguments = outcome
     try:
         text = run.mode.handle_call(call.name, arguments)
     except RunStopped:
@@ -98,6 +102,19 @@ def handle(run: Run, call: ToolCall) -> tuple[str, bool]:
     except BaseException as exc:  # noqa: BLE001 - every tool failure (even SystemExit) goes back to the model
         return prompts.text("tool_error", type=type(exc).__name__, message=str(exc)), True
     return text, isinstance(text, FailedResult)
+
+
+def check_call(run: Run, call: ToolCall, arguments: dict[str, Any], where: str = "direct") -> Any:
+    """Ask the run's call policies about a call, in order: None (run it as it is), a dict (run it with these
+    arguments), a refusal text (the first one ends the check), or PENDING."""
+    changed = None
+    for policy in run.call_policies:
+        outcome = policy.check(run, call, changed or arguments, where)
+        if outcome is PENDING or isinstance(outcome, str):
+            return outcome
+        if isinstance(outcome, dict):
+            changed = outcome
+    return changed
 
 
 def truncate(text: str, limit: int, prompts: PromptSet | None = None) -> str:

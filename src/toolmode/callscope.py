@@ -16,7 +16,7 @@ import contextvars
 import ctypes
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 
 class ToolCancelled(BaseException):
@@ -29,8 +29,8 @@ class CallScope:
     From sandboxed code, also the run's write budget: `write_left()` (bytes the run may still write; None
     outside such a run) bounds what a tool may start (run_shell), and `charge(nbytes)` adds what it wrote."""
 
-    __slots__ = ("_cancellers", "_charge", "_lock", "abandoned_at", "call_id", "cancelled", "deadline", "name",
-                 "write_left")
+    __slots__ = ("_cancellers", "_charge", "_held_since", "_lock", "abandoned_at", "call_id", "cancelled", "deadline",
+                 "held", "name", "write_left")
 
     def __init__(self, name: str, deadline: float, call_id: str | None = None,
                  write_left: Callable[[], int] | None = None, charge: Callable[[int], None] | None = None) -> None:
@@ -43,6 +43,23 @@ class CallScope:
         self._charge = charge
         self._lock = threading.Lock()
         self._cancellers: list[Callable[[], None]] = []
+        self.held = 0.0  # seconds the call waited for a person's decision (the sandbox moves its deadline by it)
+        self._held_since: float | None = None
+
+    @contextlib.contextmanager
+    def hold(self) -> Iterator[None]:
+        """Count the block's time as held (a person deciding): `held_now()` includes it while it runs."""
+        self._held_since = time.monotonic()
+        try:
+            yield
+        finally:
+            self.held += time.monotonic() - self._held_since
+            self._held_since = None
+
+    def held_now(self) -> float:
+        """Seconds held so far, including a hold in progress."""
+        since = self._held_since
+        return self.held + (time.monotonic() - since if since is not None else 0.0)
 
     def charge(self, nbytes: int) -> None:
         """Charge `nbytes`, written by work this call started outside its own thread, to the calling run."""

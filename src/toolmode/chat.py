@@ -46,6 +46,17 @@ class Chat(Generic[R]):
         self.results.append(result)
         return result
 
+    def resume(self, decisions: dict[str, Any], **options: Any) -> RunResult:
+        """Continue the last turn, which stopped for approval (`stopped == "approval"`), with `decisions` (as for
+        `Agent.resume`); the conversation goes on from it."""
+        last = self.results[-1] if self.results else None
+        if last is None or last.stopped != "approval":
+            raise ValueError("the last turn did not stop for approval: there is nothing to resume")
+        result: RunResult = self.agent.resume(last.state(), decisions, trace=self.trace, **options)  # type: ignore[attr-defined]
+        self.messages = result.messages
+        self.results.append(result)
+        return result
+
     def reset(self) -> None:
         """Forget the conversation (usage and cost totals are kept)."""
         self.messages = []

@@ -90,6 +90,10 @@ def _add_agent_args(run: argparse.ArgumentParser) -> None:
     run.add_argument("--max-total-tokens", type=positive_int, metavar="N",
                      help="stop a run once it has used this many tokens (prompt + completion, all requests)")
     run.add_argument("--timeout", type=budget_number, metavar="SECONDS", help="stop a run after this wall time")
+    run.add_argument("--approve", choices=["ask", "all", "none"], default=None,
+                     help="tool call approval: ask = ask in the terminal before every call (unless a policy says "
+                          "deny), all = approve every call a policy asks about, none = refuse them; default: the "
+                          "tools' and ~/.config/toolmode/config.toml's policies, asked in the terminal")
     run.add_argument("--otel", action="store_true",
                      help="export OpenTelemetry spans and metrics over OTLP/HTTP to OTEL_EXPORTER_OTLP_ENDPOINT "
                           "(default http://localhost:4318; also TOOLMODE_OTEL=1; needs toolmode[otel])")
@@ -235,6 +239,7 @@ def _check_mcp_config(path: str) -> None:
 
 def _make_agent(args: argparse.Namespace, mode: str, *, console: bool = True, quiet: bool = False) -> Any:
     from toolmode.agent import Agent
+    from toolmode.approval.terminal import cli_approval
     from toolmode.settings import (
         ModeSettings,
         OutputSettings,
@@ -247,8 +252,13 @@ def _make_agent(args: argparse.Namespace, mode: str, *, console: bool = True, qu
     # a mode switched to in chat drops the options of the first mode that it does not take
     options = {k: v for k, v in (("search", args.search), ("direct", comma_list(args.direct)))
                if v is not None and mode == args.mode}
+    tools = _load_tools(args)
+    approval = getattr(args, "approval_session", None)
+    if approval is None:  # one per session: an "always" answer holds across chat turns and mode switches
+        approval = args.approval_session = cli_approval(args.approve, tools, args.workspace)
+    rules, approver = approval
     return Agent(
-        _load_tools(args),
+        tools,
         ModeSettings(mode, visible=comma_list(args.visible), ranker=args.ranker, options=options),
         model=model,
         sandbox=SandboxSettings(args.workspace, args.sandbox, persistent=args.persistent,
@@ -257,6 +267,8 @@ def _make_agent(args: argparse.Namespace, mode: str, *, console: bool = True, qu
         output=OutputSettings(console=console, quiet=quiet, runs_dir=None if args.no_trace else args.runs_dir,
                               telemetry=True if args.otel else None),
         prompts=PromptSettings(variant=args.prompts),
+        approval=rules,
+        approver=approver,
     )
 
 

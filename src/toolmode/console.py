@@ -7,6 +7,7 @@ clipboard write or bidi trick reaches the screen) and rich markup is shown liter
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -152,6 +153,24 @@ class ConsoleSink:
         self._calls_running -= 1
         if self._calls_running == 0:  # the results go back to the model
             self._wait_for_reply()
+
+    def _on_approval_request(self, d: dict[str, Any]) -> None:
+        if d.get("waits_for") == "terminal":
+            return  # the terminal's own prompt shows the call
+        where = " (from run_code)" if d.get("where") == "run_code" else ""
+        who = {"resume": "the run stops here; resume it with a decision", "rule": "no one can decide it here"}.get(
+            str(d.get("waits_for")), f"waits for the {safe(d.get('waits_for'))}")
+        self._print(f"  [magenta]? {safe(d['tool'])}{where} needs approval: {who}[/]")
+
+    def _on_approval(self, d: dict[str, Any]) -> None:
+        by = safe(d["by"])
+        if d["decision"] == "approved":
+            edited = d.get("arguments")
+            note = "" if edited is None else f" with edited arguments {safe_line(json.dumps(edited), self.width)}"
+            self._print(f"  [magenta]✓ {safe(d['tool'])} approved ({by}){note}[/]")
+        else:
+            reason = f": {safe_line(d['reason'], self.width)}" if d.get("reason") else ""
+            self._print(f"  [magenta]✗ {safe(d['tool'])} refused ({by}){reason}[/]")
 
     def _on_retry(self, d: dict[str, Any]) -> None:
         self._print(f"  [yellow]retry {d['attempt']} in {d['wait']:.1f} s: {safe(d['reason'])}[/]")

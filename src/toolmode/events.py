@@ -7,7 +7,9 @@ format built from them is described in docs/CONTRACTS.md ("The trajectory").
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
@@ -34,16 +36,28 @@ class TypedEvent(BaseEvent):
     """Base of the typed events: `data` is built from the dataclass fields (except `t` and hidden ones)."""
 
     _written: ClassVar[tuple[str, ...] | None] = None  # the fields `data` holds, worked out once per class
+    _values: ClassVar[Callable[[Any], tuple[Any, ...]] | None] = None  # their values, read in one C call
 
     @property
     def data(self) -> dict[str, Any]:
         """The event's fields as a dict (what the trace writes besides kind and t)."""
-        names = type(self).__dict__.get("_written")
-        if names is None:
+        cls = type(self)
+        values = cls.__dict__.get("_values")
+        if values is None:
             names = tuple(f.name for f in fields(self)  # type: ignore[arg-type]
                           if f.name != "t" and not f.metadata.get("hidden"))
-            type(self)._written = names
-        return {name: getattr(self, name) for name in names}
+            cls._written = names
+            values = cls._values = attrgetter(*names) if len(names) > 1 else lambda event: (getattr(event, names[0]),)
+        return dict(zip(cls._written, values(self), strict=True))  # type: ignore[arg-type]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Flat dict for JSON: kind, t, then the data (built in one pass: every trace line is one)."""
+        cls = type(self)
+        if cls.__dict__.get("_values") is None:
+            return super().to_dict()  # works the field names out first
+        flat = {"kind": self.kind, "t": round(self.t, 4)}
+        flat.update(zip(cls._written, cls._values(self), strict=True))  # type: ignore[arg-type, misc]
+        return flat
 
 
 def _hidden(default: Any = None) -> Any:
@@ -67,6 +81,7 @@ class RunStart(TypedEvent):
     system: str | None = None  # the system prompt sent
     request: dict[str, Any] | None = None  # {"model", "stream", "params"}: what every request carries
     config: dict[str, Any] | None = None  # the loop's settings (see docs/CONTRACTS.md, "The trajectory")
+    resumes: dict[str, Any] | None = None  # a resumed run: {"trace", "run", "step"} of the run it continues
     t: float = field(default=0.0, kw_only=True)
 
 
@@ -238,6 +253,63 @@ class CodeExecuted(TypedEvent):
 
 
 @dataclass
+class ApprovalRequested(TypedEvent):
+    """A call needs a person's decision (its policy said `ask`): the tool, its arguments (a JSON object), the
+    model's call id (a call made inside a `run_code` program gets `<run_code id>#<n>`), the step, `where`
+    ("direct" or "run_code") and `waits_for`: who decides ("approver", "terminal", "stream", "resume": after the
+    run, which stops; "rule": nobody now, the call is refused).
+
+    From `stream()` / `astream()`, an event with `waits_for == "stream"` is answered with `approve(arguments=None)`
+    (optionally with edited arguments) or `deny(reason)`, from any thread or task; the run waits until then."""
+
+    kind: ClassVar[str] = "approval_request"
+    step: int
+    call_id: str
+    tool: str
+    arguments: dict[str, Any]
+    where: str = "direct"
+    waits_for: str = "approver"
+    answer: Any = _hidden()  # a concurrent.futures.Future the stream's consumer settles
+    t: float = field(default=0.0, kw_only=True)
+
+    def approve(self, arguments: dict[str, Any] | None = None) -> None:
+        """Let the call run (with `arguments` instead of the model's, when given)."""
+        if arguments is not None and not isinstance(arguments, dict):
+            raise ValueError(f"arguments must be a dict (a JSON object), not {type(arguments).__name__}")
+        self._settle(("approve", arguments))
+
+    def deny(self, reason: str = "") -> None:
+        """Refuse the call; the model is told it was refused by the user, with `reason`."""
+        self._settle(("deny", str(reason)))
+
+    def _settle(self, decision: Any) -> None:
+        if self.answer is None:
+            raise ValueError(f"this request is decided by the {self.waits_for}, not from the stream")
+        try:
+            self.answer.set_result(decision)
+        except Exception:  # InvalidStateError: decided already (or the run gave up waiting)
+            raise ValueError(f"the call {self.call_id} was decided already") from None
+
+
+@dataclass
+class ApprovalDecided(TypedEvent):
+    """A decision on a call: `decision` "approved" or "denied", `by` whom ("approver", "terminal", "stream",
+    "resume", "rule" for a policy's `deny`, "timeout" for approval_timeout, "session" for an earlier "always"),
+    the `reason` of a denial, the edited `arguments` of an approval (None: the model's), and `waited` seconds."""
+
+    kind: ClassVar[str] = "approval"
+    step: int
+    call_id: str
+    tool: str
+    decision: str
+    by: str
+    reason: str | None = None
+    arguments: dict[str, Any] | None = None
+    waited: float = 0.0
+    t: float = field(default=0.0, kw_only=True)
+
+
+@dataclass
 class RunEnd(TypedEvent):
     """The run ended. `limit` names the budget that stopped it (`max_cost`, `max_tokens`, `timeout`)."""
 
@@ -260,7 +332,8 @@ class RunEnd(TypedEvent):
 EVENT_TYPES: dict[str, type[TypedEvent]] = {
     cls.kind: cls
     for cls in (RunStart, MessageAdded, Carried, ToolsSent, TextDelta, ReasoningDelta, StepUsage, ToolCallStarted,
-                ToolCallFinished, Retry, Notice, ErrorEvent, CodeExecuted, RunEnd)
+                ToolCallFinished, Retry, Notice, ErrorEvent, CodeExecuted, ApprovalRequested, ApprovalDecided,
+                RunEnd)
 }
 
 

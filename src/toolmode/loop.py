@@ -36,7 +36,7 @@ def run_agent(
     prices: PriceTable | None = None, history: list[dict[str, Any]] | None = None, budget: Budget | None = None,
     cancel: list[CancelToken] | None = None, output_type: Any = None, policies: list[ReplyPolicy] | None = None,
     call_policies: list[CallPolicy] | None = None, event_loop: Any = None, deps: Any = None,
-    config: dict[str, Any] | None = None, act_first: str | ActFirst = "off",
+    config: dict[str, Any] | None = None, act_first: str | ActFirst = "off", resume: Any = None,
 ) -> RunResult:
     """Run `task` to an answer (or a limit) and return the result with usage and cost.
 
@@ -45,8 +45,9 @@ def run_agent(
     message, if any, is replaced). `policies` are added after the default reply policies. `act_first` (a
     setting of `toolmode.act_first`, or its policy) makes a run that offers tools start with a call. Model errors and
     unexpected failures end the run with `stopped="error"`; a spent budget with `"budget"`, a cancellation
-    with `"cancelled"`; Ctrl-C with `"interrupted"` (then re-raised). Every run's events end with
-    `run_end`. Bad arguments (history shape, output_type) raise ValueError before the run starts.
+    with `"cancelled"`; Ctrl-C with `"interrupted"` (then re-raised); calls left for a decision with
+    `"approval"` (`resume`: the SavedRun such a run continues). Every run's events end with `run_end`.
+    Bad arguments (history shape, output_type) raise ValueError before the run starts.
     """
     spec = OutputSpec(output_type) if output_type is not None else None
     run = Run(
@@ -54,7 +55,7 @@ def run_agent(
         max_steps=max_steps, max_result_chars=max_result_chars, system=system_text(mode, system_prompt, instructions),
         history=check_history(history or []), output=spec,
         policies=[*default_policies(spec, _act_first(act_first)), *(policies or [])],
-        call_policies=call_policies or [], event_loop=event_loop, deps=deps, config=config,
+        call_policies=call_policies or [], event_loop=event_loop, deps=deps, config=config, resume=resume,
     )
     return drive(run)
 

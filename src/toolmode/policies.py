@@ -15,7 +15,8 @@ The built-in ones keep small models on track and check structured answers:
   message restating the task (small models repeat one call 4-8 times otherwise); after a repeated
   failure, the message says the call fails as written and must change.
 
-`CallPolicy` is the point on the call path before a call is handled (e.g. approval): it may refuse a call.
+`CallPolicy` is the point on the call path before a call is handled (e.g. approval): it may refuse a call,
+change its arguments, or leave it pending.
 Every text the model reads comes from the run's prompt set (`toolmode.prompts`).
 """
 
@@ -80,10 +81,13 @@ class ReplyPolicy:
 
 
 class CallPolicy:
-    """The point on the call path before a call is handled; override `check`."""
+    """The point on the call path before a call is handled (a direct call, or one made from a `run_code`
+    program: `where="run_code"`); override `check`. Approval (`toolmode.approval`) is one."""
 
-    def check(self, run: Run, call: ToolCall, arguments: dict[str, Any]) -> str | None:
-        """None to let the call run, or the text the model gets instead of running it."""
+    def check(self, run: Run, call: ToolCall, arguments: dict[str, Any], where: str = "direct") -> Any:
+        """None to let the call run; a dict to run it with those arguments instead; the text the model gets
+        instead of running it; or `toolmode.approval.decision.PENDING` to leave it for a decision after the run
+        (a direct call only: the run stops after the step with `stopped="approval"`)."""
         return None
 
 

@@ -23,7 +23,7 @@ from toolmode import runctx
 from toolmode.act_first import ABOUT as ACT_FIRST
 from toolmode.act_first import ActFirst
 from toolmode.bounded import loads_json
-from toolmode.events import CodeExecuted, MessageAdded, StepUsage, ToolCallFinished, ToolsSent
+from toolmode.events import Carried, CodeExecuted, MessageAdded, StepUsage, ToolCallFinished, ToolsSent
 from toolmode.modes.base import FailedResult, Mode, ModeSetup
 from toolmode.modes.code import keep_program_calls
 from toolmode.result import RunResult
@@ -96,9 +96,12 @@ def replay_run(recorded: TracedRun, index: int = 0) -> RunReplay:
                             stream=bool(info.get("stream")), params=info.get("params") or {},
                             recover_text_calls=config.get("recover_text_calls", True) is not False,
                             recover_code_blocks=bool(config.get("recover_code_blocks")))
+        resumed = _resumed(recorded)
+        steps = len(recorded.requests) + (resumed.step if resumed is not None else 0)
         try:
-            result = run_agent(recorded.start.task, ReplayMode(recorded), model, max_steps=len(recorded.requests) or 1,
-                               max_result_chars=0, history=_carried(recorded), act_first=_act_first(recorded))
+            result = run_agent(recorded.start.task, ReplayMode(recorded), model, max_steps=steps or 1,
+                               max_result_chars=0, history=None if resumed else _carried(recorded),
+                               act_first=_act_first(recorded), resume=resumed)
         finally:
             model.close()
         sent = server.requests
@@ -138,6 +141,26 @@ def _carried(recorded: TracedRun) -> list[dict[str, Any]]:
     messages = recorded.messages or []
     system = 1 if recorded.start.system and messages and messages[0].get("role") == "system" else 0
     return messages[system:system + recorded.start.history]
+
+
+def _resumed(recorded: TracedRun) -> Any:
+    """For a run resumed after approval: the state it resumed, as far as the replay needs it (the saved
+    conversation, and each call of the stopped step answered as the resumed run recorded it); else None."""
+    resumes = recorded.start.resumes
+    if not resumes:
+        return None
+    from toolmode.approval.state import SavedRun
+
+    messages = recorded.messages or []
+    kept = sum(e.count for e in recorded.of("carried") if isinstance(e, Carried)) + sum(
+        1 for e in recorded.of("message") if isinstance(e, MessageAdded) and e.source == "resumed")
+    saved, answers = messages[:kept], messages[kept:]
+    calls = (saved[-1].get("tool_calls") or []) if saved else []
+    results = {m.get("tool_call_id"): m.get("content") for m in answers if m.get("role") == "tool"}
+    return SavedRun(recorded.start.task, recorded.start.mode, recorded.start.model, int(resumes.get("step") or 0),
+                    saved, [{"id": c.get("id"), "name": (c.get("function") or {}).get("name"),
+                             "arguments": (c.get("function") or {}).get("arguments"),
+                             "result": results.get(c.get("id"), "")} for c in calls], [], {})
 
 
 class ReplayMode(Mode):

@@ -10,7 +10,7 @@ from pydantic_core import to_jsonable_python
 
 from toolmode.usage import Usage
 
-Stopped = Literal["answer", "step_limit", "error", "interrupted", "budget", "cancelled"]
+Stopped = Literal["answer", "step_limit", "error", "interrupted", "budget", "cancelled", "approval"]
 
 
 @dataclass
@@ -45,7 +45,8 @@ class RunResult:
 
     `output` is the validated value when the run had an `output_type`; `limit` names the budget that
     stopped it (`max_cost`, `max_tokens`, `timeout`); `messages` is the whole conversation, to continue
-    with `agent.run(next_task, history=result.messages)`.
+    with `agent.run(next_task, history=result.messages)`. A run stopped for approval (`stopped="approval"`)
+    lists the calls awaiting a decision in `pending` and gives its saved state with `state()`.
     """
 
     answer: str | None
@@ -60,6 +61,15 @@ class RunResult:
     messages: list[dict[str, Any]] = field(default_factory=list, repr=False)
     output: Any = None
     limit: str | None = None
+    pending: list[Any] = field(default_factory=list)  # stopped="approval": the calls awaiting a decision
+    saved: Any = field(default=None, repr=False)  # stopped="approval": the run's SavedRun
+
+    def state(self) -> dict[str, Any]:
+        """The saved state of a run that stopped for approval (`stopped == "approval"`): plain JSON, to keep
+        and pass later, from any process, to `agent.resume(state, decisions={call_id: ...})`."""
+        if self.saved is None:
+            raise ValueError(f"this run stopped with {self.stopped!r}, not 'approval': it has no saved state to resume")
+        return self.saved.to_json()  # type: ignore[no-any-return]
 
     @property
     def steps(self) -> int:
@@ -87,6 +97,8 @@ class RunResult:
             "output": to_jsonable_python(self.output, fallback=str),
             "records": [asdict(r) for r in self.records],
         }
+        if self.pending:
+            data["pending"] = [asdict(p) for p in self.pending]
         if include_messages:
             data["messages"] = self.messages
         return data

@@ -9,14 +9,16 @@ so the trace is the whole trajectory (docs/CONTRACTS.md, "The trajectory").
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from toolmode import runctx
+from toolmode.approval.decision import PENDING
 from toolmode.budget import Limits
-from toolmode.calls import run_calls
+from toolmode.calls import check_call, run_calls
 from toolmode.events import (
     BaseEvent,
     Carried,
@@ -31,7 +33,7 @@ from toolmode.events import (
 from toolmode.models.base import ask_model, request_info
 from toolmode.models.errors import ModelError
 from toolmode.models.pricing import PriceTable
-from toolmode.models.reply import Reply
+from toolmode.models.reply import Reply, ToolCall
 from toolmode.modes.base import Mode
 from toolmode.output import OutputSpec
 from toolmode.policies import CallPolicy, ReplyPolicy, RequestPlan, Verdict
@@ -47,7 +49,8 @@ class Run:
                  prices: PriceTable | None = None, max_steps: int, max_result_chars: int, system: str | None,
                  history: Sequence[dict[str, Any]] = (), output: OutputSpec | None = None,
                  policies: Sequence[ReplyPolicy] = (), call_policies: Sequence[CallPolicy] = (),
-                 event_loop: Any = None, deps: Any = None, config: dict[str, Any] | None = None) -> None:
+                 event_loop: Any = None, deps: Any = None, config: dict[str, Any] | None = None,
+                 resume: Any = None) -> None:
         self.task, self.mode, self.model, self.trace = task, mode, model, trace or Trace()
         self.prompts = mode.prompts
         self.limits, self.prices = limits, prices or PriceTable()
@@ -64,6 +67,10 @@ class Run:
         self.request_fields: dict[str, Any] = {}  # the extra fields of the step's request (a policy's)
         self._sent_names: list[str] | None = None
         self._asked = 0.0  # when the step's request was sent (time.monotonic())
+        self.pending: list[Any] = []  # calls of this step left for a decision after the run (ApprovalRequest)
+        self.held: list[CallRecord] = []  # this step's call records while some are pending
+        self.resume = resume  # a SavedRun this run continues (toolmode.approval.state), or None
+        self.run_index = 0
         self.context = runctx.RunContext(self.trace.publish, limits, event_loop, deps=deps, run=self)
 
     # ------------------------------------------------------------------ events and messages
@@ -88,12 +95,18 @@ class Run:
         """Publish `run_start` and lay out the conversation: the system prompt, the carried history, the task."""
         history = self.history
         carried = history[1:] if history and history[0]["role"] == "system" else history
+        saved = self.resume
+        self.run_index = self.trace.next_run()
         self.publish(RunStart(
             task=self.task, mode=self.mode.name, model=self.model.model, base_url=getattr(self.model, "base_url", None),
             tools_sent=[s["function"]["name"] for s in self.mode.tool_schemas()], notes=self.mode.notes(),
             trace_path=str(self.trace.path) if self.trace.path else None, history=len(carried),
-            run=self.trace.next_run(), system=self.system, request=request_info(self.model), config=self.config,
+            run=self.run_index, system=self.system, request=request_info(self.model), config=self.config,
+            resumes=None if saved is None else {**saved.trace, "step": saved.step},
         ))
+        if saved is not None:
+            self._continue(saved)
+            return
         if self.system:
             kept = history and history[0]["role"] == "system" and history[0]["content"] == self.system
             self.add(history[0] if kept else {"role": "system", "content": self.system}, "system")
@@ -118,6 +131,25 @@ class Run:
         for message in carried:
             self.add(message, "history")
 
+    def _continue(self, saved: Any) -> None:
+        """A resumed run: the saved conversation (a reference to the stopped run when this trace holds it),
+        then the pending calls decided (run or refused) and every result of that step added."""
+        same = saved.trace.get("path") is not None and str(self.trace.path) == saved.trace["path"]
+        if same:
+            self.messages.extend(saved.messages)
+            self.publish(Carried(from_run=int(saved.trace.get("run", 0)), start=0, count=len(saved.messages)))
+        else:
+            for message in saved.messages:
+                self.add(message, "resumed")
+        self.step = self.context.step = saved.step
+        records = saved.records()
+        waiting = {p.call_id for p in saved.pending}
+        calls = [ToolCall(r.id, r.name, r.arguments) for r in records if r.id in waiting]
+        done: dict[str, CallRecord] = {}
+        if calls:
+            run_calls(self, calls, lambda made: done.update((r.id, r) for r in made))
+        self.take_results([done.get(r.id, r) for r in records])
+
     def step_once(self) -> RunResult | None:
         """One request and what follows from its reply; the result when the run ends here."""
         self.limits.check(self.usage, self.spent())
@@ -137,7 +169,7 @@ class Run:
             return self.apply(verdict, reply)
         if reply.tool_calls:
             self.run_calls(reply)
-            return None
+            return self.defer() if self.pending else None
         return self.answer(reply, None)
 
     def ask(self) -> Reply:
@@ -207,9 +239,25 @@ class Run:
         so it stays valid to continue)."""
         run_calls(self, reply.tool_calls, self.take_results)
 
+    def check_program_call(self, name: str, arguments: dict[str, Any], call_id: str) -> str | dict[str, Any] | None:
+        """The call policies on a call made by a `run_code` program: None (run it), new arguments, or the
+        refusal text (a policy cannot leave a program's call pending: the program would wait forever)."""
+        if not self.call_policies:
+            return None
+        made = ToolCall(call_id, name, json.dumps(arguments, ensure_ascii=False, default=str))
+        outcome = check_call(self, made, arguments, "run_code")
+        if outcome is PENDING:
+            return self.prompts.text("call_needs_approver", tool=name)
+        return outcome  # type: ignore[no-any-return]
+
     def take_results(self, calls: list[CallRecord]) -> None:
-        """Record a step's call results and add them, then whatever the policies add after them."""
-        self.records[-1].calls = calls
+        """Record a step's call results and add them, then whatever the policies add after them (held back,
+        when some call waits for a decision after the run, until the run is resumed)."""
+        if self.records and self.records[-1].step == self.step:
+            self.records[-1].calls = calls
+        if self.pending:
+            self.held = calls
+            return
         nudges = [text for policy in self.policies for text in policy.review_calls(self, calls)]
         for call in calls:
             self.add({"role": "tool", "tool_call_id": call.id, "content": call.result}, "tool")
@@ -222,6 +270,14 @@ class Run:
             self.notice(f"the answer was cut by the server (finish_reason={reply.finish_reason})", about="cut_answer")
         self.output = output
         return self.finish(reply.content or "", "answer")
+
+    def defer(self) -> RunResult:
+        """Stop for approval: the step's pending calls and the saved state go with the result."""
+        from toolmode.approval.state import saved_run
+
+        saved = saved_run(self)
+        result = self.finish(None, "approval", None, saved=saved)
+        return result
 
     def fail(self, message: str, *, seconds: float | None = None, error_type: str | None = None,
              request_fields: dict[str, Any] | None = None) -> RunResult:
@@ -238,8 +294,15 @@ class Run:
         return None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
 
     def finish(self, answer: str | None, stopped: str, error: str | None = None,
-               limit: str | None = None) -> RunResult:
+               limit: str | None = None, saved: Any = None) -> RunResult:
         """The RunResult, published with `run_end`."""
+        if self.pending and saved is None:  # stopped otherwise meanwhile: answer the waiting calls, keep it valid
+            stopped_text = self.prompts.text("call_stopped")
+            waiting = {r.call_id for r in self.pending}
+            held = [CallRecord(c.id, c.name, c.arguments, stopped_text, True) if c.id in waiting else c
+                    for c in self.held]
+            self.pending = []
+            self.take_results(held)
         cost = self.spent()
         if not self.records and self.prices.lookup(self.model.model) is None:
             cost = None  # no request made, and an unknown price stays unknown
@@ -247,7 +310,7 @@ class Run:
             answer=answer, stopped=stopped, error=error, usage=self.usage, cost=cost,  # type: ignore[arg-type]
             wall_time=time.monotonic() - self.limits.started, model_time=sum(r.seconds for r in self.records),
             records=self.records, messages=self.messages, output=self.output, limit=limit,
-            trace_path=self.trace.path,
+            trace_path=self.trace.path, pending=list(saved.pending) if saved else [], saved=saved,
         )
         self.publish(RunEnd(
             answer=answer, stopped=stopped, error=error, usage=self.usage.to_dict(), cost=cost,

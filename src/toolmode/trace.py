@@ -119,6 +119,11 @@ class Trace:
             self._runs += 1
             return self._runs - 1
 
+    def follow(self, runs: int) -> None:
+        """This trace appends to a file that already holds `runs` runs: the next run is number `runs`."""
+        with self._lock:
+            self._runs = max(self._runs, runs)
+
     def remember_messages(self, messages: list[dict[str, Any]]) -> None:
         """Keep a finished run's conversation, so the next run that continues it can refer to it."""
         with self._lock:

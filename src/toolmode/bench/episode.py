@@ -52,6 +52,12 @@ class BenchConfig:
         return settings_from_options({**options, "max_steps": task.max_steps or self.max_steps})
 
 
+def unattended(request: Any) -> str:
+    """The approver of bench episodes: nobody is there, so a call whose policy is `ask` is refused (the episode
+    goes on and its trace shows the refusal) rather than waiting or stopping the run for approval."""
+    return "toolmode bench runs unattended: no one approves tool calls"
+
+
 def episode_dir(bench_dir: Path, task: str, mode: str, run: int) -> Path:
     """`<bench>/episodes/<task>/<mode>/run-<k>`: the episode's workspace and trace live here."""
     safe_mode = mode.replace("+", "_")
@@ -108,7 +114,7 @@ def run_episode(
             agent = stack.enter_context(Agent(
                 tools, spec.mode_settings(task, tools), model=model, limits=limits,
                 sandbox=SandboxSettings(workspace, config.sandbox),
-                output=OutputSettings(console=config.console, runs_dir=where),
+                output=OutputSettings(console=config.console, runs_dir=where), approver=unattended,
             ))
             if register is not None:
                 register(agent.close)

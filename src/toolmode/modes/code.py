@@ -8,6 +8,7 @@ handles. Hybrid mode (`toolmode.modes.hybrid`) also sends a few tools directly.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from toolmode import callscope, runctx
+from toolmode.approval.decision import ToolDenied
 from toolmode.events import CodeExecuted, Notice
 from toolmode.models.text_calls import RUN_CODE  # the one definition of the code tool's name
 from toolmode.modes.base import Catalog, FailedResult, Mode, ModeSetup, UnknownTool
@@ -164,9 +166,15 @@ class CodeMode(Mode):
         run = runctx.current()
         deadline = run.limits.deadline if run is not None and math.isfinite(run.limits.deadline) else None
         defined = self._defined()
+        parent = callscope.current()
+        calls = itertools.count(1)  # a program's calls get ids `<run_code call id>#<n>` (approval names them)
+
+        def host_call(name: str, kwargs: dict[str, Any]) -> Any:
+            return self._host_call(name, kwargs, f"{parent.call_id if parent else RUN_CODE}#{next(calls)}")
+
         with self._lock:
             started = time.monotonic()
-            result = self.sandbox.run(code, self._stubs, self._host_call, deadline)
+            result = self.sandbox.run(code, self._stubs, host_call, deadline)
             seconds = time.monotonic() - started
             earlier = set(defined)
             defined.update(_assigned(code))
@@ -196,12 +204,21 @@ class CodeMode(Mode):
             result.calls, result.truncated, _failure(result),
         ))
 
-    def _host_call(self, name: str, kwargs: dict[str, Any]) -> Any:
-        """A tool call arriving from the sandboxed program."""
+    def _host_call(self, name: str, kwargs: dict[str, Any], call_id: str | None = None) -> Any:
+        """A tool call arriving from the sandboxed program; the run's call policies see it first (approval:
+        the program waits for the decision; a refusal raises ToolDenied in the program)."""
         if name == "search_tools" and self.index is not None:
             query = kwargs.get("query", "")
             k = int(kwargs.get("k", self.search_k))
             return Handles([_stub(t) for t in self.index.search(str(query), k=max(1, min(k, 20)))])
+        context = runctx.current()
+        run = context.run if context is not None else None
+        if run is not None and call_id is not None:
+            outcome = run.check_program_call(name, kwargs, call_id)
+            if isinstance(outcome, str):
+                raise ToolDenied(outcome)
+            if isinstance(outcome, dict):
+                kwargs = outcome
         return _jsonable(self.catalog.get(name)(**kwargs))
 
     def close(self) -> None:

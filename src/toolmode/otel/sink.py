@@ -28,6 +28,8 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from toolmode import __version__, runctx
 from toolmode.events import (
+    ApprovalDecided,
+    ApprovalRequested,
     BaseEvent,
     CodeExecuted,
     ErrorEvent,
@@ -274,6 +276,32 @@ class OtelSink:
                 run.code_errors[e.call_id] = e.error
         span.end(self._ns(run, e.t))
 
+    def _approval_span(self, call_id: str) -> Any:
+        """The span of the call an approval is about: its own, or its program's for a call made in run_code."""
+        run = self._state()
+        if run is None:
+            return None
+        return run.tools.get(call_id) or run.tools.get(call_id.split("#", 1)[0])
+
+    def _approval_request(self, e: ApprovalRequested) -> None:
+        span = self._approval_span(e.call_id)
+        if span is not None:
+            span.add_event("toolmode.approval.requested", {
+                "gen_ai.tool.name": e.tool, "gen_ai.tool.call.id": e.call_id, "toolmode.approval.where": e.where,
+                "toolmode.approval.waits_for": e.waits_for})
+
+    def _approval(self, e: ApprovalDecided) -> None:
+        span = self._approval_span(e.call_id)
+        if span is None:
+            return
+        attributes: dict[str, Any] = {"gen_ai.tool.name": e.tool, "gen_ai.tool.call.id": e.call_id,
+                                      "toolmode.approval.decision": e.decision, "toolmode.approval.by": e.by,
+                                      "toolmode.approval.waited_s": e.waited,
+                                      "toolmode.approval.edited": e.arguments is not None}
+        if self.capture and e.reason:
+            attributes["toolmode.approval.reason"] = redact(e.reason)
+        span.add_event("toolmode.approval.decided", attributes)
+
     def _tool_result(self, e: ToolCallFinished) -> None:
         run = self._state()
         if run is None:
@@ -340,5 +368,7 @@ _HANDLERS: dict[type, Any] = {
     ToolCallStarted: OtelSink._tool_call,
     CodeExecuted: OtelSink._code_run,
     ToolCallFinished: OtelSink._tool_result,
+    ApprovalRequested: OtelSink._approval_request,
+    ApprovalDecided: OtelSink._approval,
     RunEnd: OtelSink._run_end,
 }

@@ -77,6 +77,8 @@ def _error_reply(cid: Any, exc: BaseException | None = None, message: str = "") 
         return {"op": "result", "id": cid, "ok": False, "exc_type": "ToolError", "message": message}
     cls = type(exc)
     text = str(exc)
+    if cls.__name__ == "ToolDenied" and isinstance(exc, PermissionError):  # a refused call (toolmode.approval)
+        return {"op": "result", "id": cid, "ok": False, "exc_type": "ToolDenied", "message": text}
     if getattr(builtins, cls.__name__, None) is cls:
         if isinstance(exc, OSError) and exc.errno is not None:
             args: list[Any] = [exc.errno, exc.strerror] + ([str(exc.filename)] if exc.filename is not None else [])
@@ -469,6 +471,8 @@ class Sandbox:
                         raise ProtocolError(f"{str(op)[:40]!r} frame without this run's id")
                     if op == "call":
                         reply = self._call(msg, state, call, deadline, guard)
+                        deadline += state.held  # a person decided on the call meanwhile: that time is not the program's
+                        state.held = 0.0
                         guard.tick()  # on every call frame: fast write_file floods, a busy program, a big write
                         self._send_reply(worker, reply, deadline)
                     elif op == "done":
@@ -649,7 +653,7 @@ class Sandbox:
         fut = self._tools.submit(measured)
         try:
             while True:
-                left = deadline - time.monotonic()
+                left = deadline + scope.held_now() - time.monotonic()  # time held for an approval does not count
                 if left <= 0:
                     raise FrameTimeout("deadline passed while a host tool ran")
                 try:  # TimeoutError here means only that the wait expired (a tool's own is returned)
@@ -664,6 +668,8 @@ class Sandbox:
                 self._tools = None
                 state.cancelled = name
             raise
+        finally:
+            state.held += scope.held
         if exc is None:
             return True, fut.result()
         if isinstance(exc, Exception):
@@ -678,3 +684,4 @@ class _RunState:
     requests: int = 0
     calls: int = 0
     cancelled: str = ""  # a host tool still running when the run ended
+    held: float = 0.0  # seconds the last call waited for a person's decision (toolmode.approval)

@@ -25,6 +25,7 @@ import os
 import resource
 import socket
 import sys
+import time
 
 import caps
 import confine
@@ -36,10 +37,20 @@ if TYPE_CHECKING:
     from typing import Any
 
 MAX_HOST_FRAME = 1 << 30
+# The clock RLIMIT_CPU is checked against: the process's CPUCLOCK_PROF clock, MAKE_PROCESS_CPUCLOCK(0,
+# CPUCLOCK_PROF) = (~0 << 3) | 0. It is utime + stime as sampled at each timer tick, not the scheduler's exact
+# runtime that getrusage() and process_time() report: under CPU contention the two drift apart by a tenth or
+# more, and the drift adds up over a persistent worker's runs.
+PROF_CLOCK = -8
+TICK_SKEW = 0.25  # a run's share of that drift the soft limit leaves room for (the host's exact check bounds it)
 
 
 class ToolError(Exception):
     """A tool failed on the host with an exception that is not a Python builtin: `<Type>: <message>`."""
+
+
+class ToolDenied(PermissionError):
+    """A tool call was refused by the user or an approval policy; the tool did not run."""
 
 
 class Capture(io.TextIOBase):
@@ -123,6 +134,8 @@ class Rpc:
 def _exception(msg: dict[str, Any]) -> BaseException:
     name = str(msg.get("exc_type", "ToolError"))
     message = str(msg.get("message", ""))
+    if name == "ToolDenied":
+        return ToolDenied(message)
     cls = getattr(builtins, name, None)
     if isinstance(cls, type) and issubclass(cls, Exception) and name != "ToolError":
         try:
@@ -194,6 +207,16 @@ def _describe(exc: BaseException) -> dict[str, Any]:
     return {"type": type(exc).__name__, "message": message, "line": line}
 
 
+def charged_cpu() -> float:
+    """CPU seconds the kernel has charged this process for RLIMIT_CPU (PROF_CLOCK); getrusage() where that
+    clock cannot be read."""
+    try:
+        return time.clock_gettime(PROF_CLOCK)
+    except OSError:
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        return usage.ru_utime + usage.ru_stime
+
+
 class Runner:
     """Executes programs in a fresh (or, if persistent, the kept) namespace."""
 
@@ -205,10 +228,10 @@ class Runner:
         self.ns: dict[str, Any] = {}
 
     def _next_cpu_limit(self) -> int:
-        """The CPU soft limit that gives a run starting now its full `cpu_seconds` (rlimits count whole
-        seconds of the process's lifetime, so the limit moves with what earlier runs used)."""
-        usage = resource.getrusage(resource.RUSAGE_SELF)
-        return int(usage.ru_utime + usage.ru_stime) + 1 + self.cpu_seconds
+        """The CPU soft limit that gives a run starting now its full `cpu_seconds`. rlimits count whole seconds
+        of the process's lifetime on the kernel's tick-sampled clock (`charged_cpu`), so the limit moves with
+        what earlier runs were charged on that clock, plus TICK_SKEW for this run's own drift from exact time."""
+        return int(charged_cpu() + self.cpu_seconds * (1 + TICK_SKEW)) + 1
 
     def _arm_cpu_limit(self) -> None:
         """Per-run CPU soft limit, set when the run starts (the hard ceiling cannot be raised again)."""
@@ -224,6 +247,7 @@ class Runner:
             self.ns = {"__name__": "__main__", "__builtins__": builtins}
         ns = self.ns
         ns["ToolError"] = ToolError
+        ns["ToolDenied"] = ToolDenied
         stubs = {str(spec["name"]): make_stub(spec, self.rpc) for spec in msg.get("stubs", [])}
         ns.update(stubs)
         # Small models often write `from tools import find_flights` (the 1.5B on M3ToolEval: 4 of 15 episodes, 6 of

@@ -72,6 +72,12 @@ class Tool:
     # The parameters to build `_validator` from on first use (tools whose schema was written directly).
     _pending_params: tuple[_Param, ...] | None = field(default=None, repr=False, compare=False)
     context_param: str | None = None  # the first parameter, when it asks for the run's `RunContext`
+    approval: str | None = None  # "allow", "ask" or "deny": the tool's own approval policy (toolmode.approval)
+
+    def __post_init__(self) -> None:
+        if self.approval is not None and self.approval not in ("allow", "ask", "deny"):
+            raise ToolDefinitionError(f"tool {self.name}: approval must be 'allow', 'ask' or 'deny', "
+                                      f"not {self.approval!r:.100}")
 
     @classmethod
     def from_function(
@@ -81,8 +87,10 @@ class Tool:
         name: str | None = None,
         description: str | None = None,
         deferred: bool = False,
+        approval: str | None = None,
     ) -> Tool:
-        """Build a tool from a plain (sync or async) function with type hints and a docstring.
+        """Build a tool from a plain (sync or async) function with type hints and a docstring; `approval`
+        ("allow", "ask", "deny") is its own approval policy (see toolmode.approval).
 
         Raises `ToolDefinitionError` (one line naming the tool and the parameter) for what the model could
         not call: a name the API refuses (a lambda's `<lambda>`, spaces), `*args` / `**kwargs`, a type hint
@@ -140,6 +148,7 @@ class Tool:
             _validator=model,
             _pending_params=None if model is not None else tuple(params),
             context_param=context_param,
+            approval=approval,
         )
 
     def schema(self) -> dict[str, Any]:
@@ -227,12 +236,14 @@ class Tool:
 
 
 def tool(
-    fn: Callable[..., Any] | None = None, *, name: str | None = None, deferred: bool = False
+    fn: Callable[..., Any] | None = None, *, name: str | None = None, deferred: bool = False,
+    approval: str | None = None,
 ) -> Any:
-    """Decorator: turn a function into a `Tool`. Use as `@tool` or `@tool(name=..., deferred=True)`."""
+    """Decorator: turn a function into a `Tool`. Use as `@tool` or `@tool(name=..., deferred=True,
+    approval="ask")` (`approval`: the tool's own policy, "allow", "ask" or "deny")."""
 
     def wrap(f: Callable[..., Any]) -> Tool:
-        return Tool.from_function(f, name=name, deferred=deferred)
+        return Tool.from_function(f, name=name, deferred=deferred, approval=approval)
 
     return wrap(fn) if fn is not None else wrap
 

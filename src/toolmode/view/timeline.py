@@ -15,7 +15,7 @@ from toolmode.view.jsonlines import decode
 from toolmode.view.values import number, pretty, text, usage
 
 KNOWN = frozenset({"run_start", "run_end", "tools", "reply", "tool_call", "tool_result", "retry", "notice", "error",
-                   "message", "carried"})
+                   "message", "carried", "approval_request", "approval"})
 
 
 def _call(event: dict[str, Any]) -> dict[str, Any]:
@@ -34,6 +34,16 @@ def _call(event: dict[str, Any]) -> dict[str, Any]:
             parsed = {k: v for k, v in parsed.items() if k != "code"}
         item["pretty"] = pretty(parsed) if parsed else ""
     return item
+
+
+def _approval(event: dict[str, Any]) -> dict[str, Any]:
+    """An approval request (`approval_request`) or decision (`approval`) as shown."""
+    arguments = event.get("arguments")
+    return {"type": "approval", "phase": "request" if event.get("kind") == "approval_request" else "decision",
+            "tool": text(event.get("tool")), "call_id": text(event.get("call_id")), "where": text(event.get("where")),
+            "waits_for": text(event.get("waits_for")), "decision": text(event.get("decision")),
+            "by": text(event.get("by")), "reason": text(event.get("reason")), "waited": number(event.get("waited")),
+            "arguments": pretty(arguments) if isinstance(arguments, dict) else None}
 
 
 def _reply(event: dict[str, Any]) -> dict[str, Any]:
@@ -166,6 +176,8 @@ class RunBuilder:
         elif kind in ("notice", "error"):
             self._add(event.get("step"), {"type": kind, "message": text(event.get("message")),
                                           "about": text(event.get("about"))})
+        elif kind in ("approval_request", "approval"):
+            self._add(event.get("step"), _approval(event))
         elif kind == "message":
             self._message(event)
         elif kind == "carried":

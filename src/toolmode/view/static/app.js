@@ -418,6 +418,20 @@
         }
         return h("div", { className: "item call" }, parts);
       }
+      case "approval": {
+        const where = item.where === "run_code" ? " (from run_code)" : "";
+        if (item.phase === "request") {
+          return h("div", { className: "item box info" }, "approval asked: ", item.tool || "?", where,
+            " · waits for the ", item.waits_for || "?",
+            item.arguments ? h("details", null, h("summary", null, "arguments"), longText(item.arguments)) : null);
+        }
+        const approved = item.decision === "approved";
+        return h("div", { className: "item box " + (approved ? "info" : "warn") },
+          (approved ? "approved: " : "refused: "), item.tool || "?", where, " by ", item.by || "?",
+          isNum(item.waited) && item.waited > 0 ? " after " + secs(item.waited) : "",
+          item.reason ? " · " + item.reason : "",
+          item.arguments ? h("details", null, h("summary", null, "edited arguments"), longText(item.arguments)) : null);
+      }
       case "notice": return h("div", { className: "item box info" }, "notice: ", item.message);
       case "error": return h("div", { className: "item box bad" }, "error: ", item.message);
       case "policy": return h("div", { className: "item box info" }, "the loop told the model",
