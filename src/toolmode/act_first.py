@@ -39,6 +39,7 @@ from toolmode.defaults import ACT_FIRST
 from toolmode.models.reply import Reply
 from toolmode.modes.code import program_calls
 from toolmode.policies import ReplyPolicy, RequestPlan, Verdict
+from toolmode.prompts import PromptError
 from toolmode.result import CallRecord
 
 if TYPE_CHECKING:
@@ -203,9 +204,10 @@ class ActFirst(ReplyPolicy):
                        f"answered although {why}, on a task that matches the tools: asked to use them")
 
     def _worked(self, run: Run, call: CallRecord) -> bool:
-        """A call that returned without an error; a `run_code` call only if its program called a tool."""
+        """A call that returned without an error; a `run_code` call only if its program called a tool. A call
+        the user refused counts too: the model may answer that it could not (nothing to fix, no retry)."""
         if call.error:
-            return False
+            return _refused(run, call)
         if call.name != run.mode.code_tool:
             return True
         return program_calls(run.context).get(call.id, 1) > 0
@@ -245,7 +247,19 @@ def _line_of(text: str) -> str:
 
 
 def _failed_results(run: Run) -> list[str]:
-    return [c.result for r in run.records for c in r.calls if c.error]
+    return [c.result for r in run.records for c in r.calls if c.error and not _refused(run, c)]
+
+
+def _refused(run: Run, call: CallRecord) -> bool:
+    """Whether the call's result is an approval refusal (`call_refused`, `call_refused_by_policy` prompts)."""
+    for name in ("call_refused", "call_refused_by_policy"):
+        try:
+            head = run.prompts.text(name, tool=call.name, reason="\0").split("\0")[0]
+        except PromptError:  # a prompt set without approval texts (a replay of an older toolmode's run)
+            continue
+        if head and call.result.startswith(head):
+            return True
+    return False
 
 
 def _notes(run: Run) -> list[str]:
