@@ -9,7 +9,9 @@ with its failure class, then the table: solved/N, median steps, prompt and compl
 
 Failure classes, read from each episode's trace:
 - server: the request failed (timeout, HTTP error, unreachable);
-- toolmode: a harness or internal error, or a reply that was a tool call taken as the final answer;
+- toolmode: a harness or internal error, a reply that was a tool call taken as the final answer, or a wrong
+  answer toolmode let through (`toolmode_part`: the answer is a tool's error or toolmode's note, every call
+  failed, `import tools` refused, no program called a tool), unless toolmode sent it back and it came again;
 - model: a wrong answer, or no answer within the step limit.
 This runs by hand (minutes per episode on a CPU), never in the test suite.
 """
@@ -18,11 +20,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import sys
 from pathlib import Path
 from typing import Any
 
+from toolmode.act_first import not_an_answer
 from toolmode.bench.episode import BenchConfig, run_episode
 from toolmode.bench.modespec import parse_modes
 from toolmode.bench.suite import builtin_suite, select
@@ -114,8 +118,40 @@ def classify(record: dict[str, Any], out: Path) -> tuple[str | None, str]:
         found = find_text_calls(record.get("answer") or "", Tools.from_schemas(schemas), code_blocks=True)
         if found.calls or found.problem:
             return "toolmode", "a tool call written as text was taken as the answer"
+        why = toolmode_part(record.get("answer") or "", events)
+        if why is not None:
+            return "toolmode", f"{why} ({record.get('reason')}){notes}"
         return "model", f"wrong answer ({record.get('reason')}){notes}"
     return "model", f"{record.get('reason')}{notes}"
+
+
+CORRECTIONS = ("act_first", "not_an_answer")  # notices of toolmode's checks that send an answer back
+
+
+def toolmode_part(answer: str, events: list[dict[str, Any]]) -> str | None:
+    """What toolmode let through on the way to a wrong answer, read from the trace (issue 18's analysis): the
+    answer was a tool's error or toolmode's note, every call failed, the tools could not be imported, or no
+    program called a tool; None when none of these, or when toolmode's check sent the answer back and the
+    model gave it again (then the failure is the model's)."""
+    results = [e for e in events if e.get("kind") == "tool_result"]
+    runs = [e for e in events if e.get("kind") == "code_run"]
+    corrected = any(e.get("kind") == "notice" and e.get("about") in CORRECTIONS for e in events)
+    errors = [str(e.get("result", "")) for e in results if e.get("error")]
+    notes = [n.strip() for e in results for n in re.findall(r"\[note: (.*?)\]", str(e.get("result", "")), re.S)]
+    signals = []
+    why = not_an_answer(answer, errors, notes)
+    if why is not None:
+        signals.append(f"the answer is not an answer ({why.replace('_', ' ')})")
+    if any("ModuleNotFoundError" in text and "'tools'" in text for text in errors):
+        signals.append("`import tools` refused")
+    if results and len(errors) == len(results):
+        signals.append("answered after calls that all failed")
+    direct = [e for e in results if e.get("name") != "run_code" and not e.get("error")]
+    if runs and not direct and all(e.get("calls") == 0 for e in runs):
+        signals.append("no program called a tool (code_run calls 0)")
+    if not signals or corrected and why is None:
+        return None
+    return "; ".join(signals) + (" (after a correction)" if corrected else "")
 
 
 def _notes(events: list[dict[str, Any]]) -> str:

@@ -7,7 +7,8 @@ A thin adapter, not part of toolmode: it runs in its own venv with smolagents 1.
         --suite /work/shared/data/m3tooleval --tasks benchmarks/data/m3_local_tasks.txt
 
 and loads the suite's task modules at run time. Per task it builds a CodeAgent with the task's own tool
-functions (called as the suite's code actions call them: positionally, `*args` passed through; Python's
+functions (called as the suite's code actions call them: positionally, `*args` passed through, or by the
+`*args` name with a list, as toolmode's react schema takes it; Python's
 builtins `max`/`min` are left to Python, as in toolmode's code mode), gives it the task text toolmode's bench
 gives (the instruction plus its answer-format line), and checks the final answer with the suite's own
 `check_answer` (the text after `Answer:` when there is one, as toolmode's bench does). Sampling: temperature
@@ -16,7 +17,8 @@ gives (the instruction plus its answer-format line), and checks the final answer
 Each episode is written as it ends: one line in OUT/results.jsonl (solved, tool calls that ran, steps,
 prompt and completion tokens, wall time) and OUT/episodes/<task>.json (system prompt, every step with the
 messages sent, the model's output, the code, the observations, and every tool call with its result). A rerun
-with the same OUT skips finished tasks. Runs by hand (minutes per episode on a CPU), never in the test suite.
+with the same OUT skips finished tasks; an episode the server failed (a request timeout) is written to
+OUT/server_failures.jsonl instead and runs again on the next rerun (older results lines of that kind too). Runs by hand (minutes per episode on a CPU), never in the test suite.
 """
 
 from __future__ import annotations
@@ -108,11 +110,13 @@ def make_tool(name: str, description: str, fn: Any, fn_signature: str, calls: li
             entry["nullable"] = True
         inputs[p.name] = entry
 
+    varargs = next((p.name for p in params if p.kind is inspect.Parameter.VAR_POSITIONAL), None)
+
     def forward(self: Any, *args: Any, **kwargs: Any) -> Any:
         record: dict[str, Any] = {"tool": name, "args": repr(args)[:500], "kwargs": repr(kwargs)[:500]}
         calls.append(record)
         try:
-            result = fn(*args, **kwargs)
+            result = fn(*spread_varargs(varargs, args, kwargs), **kwargs)
         except Exception as exc:
             record["error"] = f"{type(exc).__name__}: {exc}"[:500]
             raise
@@ -124,6 +128,26 @@ def make_tool(name: str, description: str, fn: Any, fn_signature: str, calls: li
         "forward": forward, "skip_forward_signature_validation": True,
     })
     return cls()
+
+
+def spread_varargs(varargs: str | None, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    """The positional arguments of a call to a function with `*varargs`, taking `varargs=` from `kwargs` (the
+    adapter lists it as an input by that name, so a model calls `book_hotel(location, preferences=[...])`, as
+    toolmode's react schema allows: a list is spread, any other value is one argument)."""
+    if varargs is None or varargs not in kwargs:
+        return args
+    value = kwargs.pop(varargs)
+    return (*args, *value) if isinstance(value, list | tuple) else (*args, value)
+
+
+SERVER_FAILURES = ("timed out", "Timeout", "APIConnectionError", "Connection error")
+
+
+def finished(record: dict[str, Any]) -> bool:
+    """Whether a results line is an episode's result: not one that ended because the server failed (a request
+    timeout on the shared, loaded server says nothing about the agent; a resumed run runs it again)."""
+    error = str(record.get("error") or "")
+    return not any(mark in error for mark in SERVER_FAILURES)
 
 
 def extract_answer(m3task: Any, text: str) -> str:
@@ -207,14 +231,17 @@ def main(argv: list[str] | None = None) -> int:
     results = out / "results.jsonl"
     done = set()
     if results.exists():
-        done = {json.loads(line)["task"] for line in results.read_text().splitlines() if line.strip()}
+        lines = [json.loads(line) for line in results.read_text().splitlines() if line.strip()]
+        done = {r["task"] for r in lines if finished(r)}
     for name in names:
         if name in done:
             continue
         record, transcript = run_episode(suite[name], args)
         episode_file = out / "episodes" / (name.replace("/", "__") + ".json")
         episode_file.write_text(json.dumps(transcript, indent=1, default=str, ensure_ascii=False))
-        with results.open("a", encoding="utf-8") as f:
+        # A server failure is kept apart (and the episode's transcript), not written as done.
+        kept = results if finished(record) else out / "server_failures.jsonl"
+        with kept.open("a", encoding="utf-8") as f:
             f.write(json.dumps(record, ensure_ascii=False) + "\n")
         print(f"{name}: {'solved' if record['solved'] else 'FAILED'}; answer {record['answer'][:60]!r}, "
               f"expected {record['expected'][:40]}; {record['tool_calls']} tool calls, {record['steps']} steps, "

@@ -264,11 +264,43 @@ def test_an_answer_after_calls_that_all_failed_is_sent_back_once_on_local_preset
     assert server.requests[2]["messages"][-1] == {"role": "user", "content": VERIFY_FAILED}
 
 
-def test_elsewhere_an_answer_after_failed_calls_is_taken(scripted, tmp_path) -> None:
-    server = scripted([call("get_price", item="coffee"), reply("There is no coffee in the shop.")])
+def test_on_every_setting_an_answer_after_failed_calls_is_sent_back_then_taken(scripted, tmp_path) -> None:
+    # Every setting but "off" checks it (issue 18: tool_choice / nudge presets let `Answer: 140.0` through); a
+    # strong model that confirms its answer once more is then taken.
+    server = scripted([call("get_price", item="coffee"), reply("There is no coffee in the shop."),
+                       reply("There is no coffee in the shop.")])
     with agent(server, tmp_path, preset="openai") as a:
         result = a.run("Find the current price of coffee.")
-    assert (result.answer, result.steps) == ("There is no coffee in the shop.", 2)
+    assert (result.answer, result.steps) == ("There is no coffee in the shop.", 3)
+    assert server.requests[2]["messages"][-1] == {"role": "user", "content": VERIFY_FAILED}
+
+
+def test_each_new_round_of_failures_is_checked_again_at_most_twice_a_run(scripted, tmp_path) -> None:
+    # tm-B-code interstellar / hybrid shortest_caesar: the step-1 answer was sent back, the same call failed
+    # again, and the invented answer after it was accepted. Now each new failed round is checked, twice a run.
+    server = scripted([reply("Answer: 140.0"), call("get_price", item="coffee"), reply("Answer: 140.0"),
+                       call("get_price", item="cofee"), reply("Answer: 140.0"), call("get_price", item="kaffee"),
+                       reply("Answer: 141.0")])
+    with agent(server, tmp_path, preset="openai") as a:
+        result = a.run("Find the current price of coffee.")
+    sent = [r["messages"][-1]["content"] for r in server.requests]
+    assert sent[1] == VERIFY  # step 1: no tool ran
+    assert sent[3] == VERIFY_FAILED and sent[5] == VERIFY_FAILED  # after each new round of failures
+    # A third round of failures: the cap is reached, the answer is taken (a run cannot loop on this).
+    assert (result.answer, result.steps) == ("Answer: 141.0", 7)
+
+
+def test_a_program_that_called_no_tool_is_not_acting(scripted, tmp_path) -> None:
+    # code full_alien / people_in_sales: the program only assigned a string (or counted invented data), called
+    # no task tool, ran without error, and the answer after it was accepted as if a tool had worked.
+    server = scripted([call("run_code", code="message = '7a68'"), reply("Answer: 3.00"),
+                       call("run_code", code="print(get_price('tea'))"), reply("Answer: 2.5")])
+    with agent(server, tmp_path, mode="code", sandbox="none", preset="openai") as a:
+        result = a.run("Find the current price of tea.")
+    assert server.requests[2]["messages"][-1] == {"role": "user", "content": VERIFY}
+    assert (result.answer, result.steps) == ("Answer: 2.5", 4)
+    runs = [e for e in events(result) if e["kind"] == "code_run"]
+    assert [e["calls"] for e in runs] == [0, 1]  # the trace says which program called a tool
 
 
 def test_an_answer_after_one_call_that_worked_is_taken(scripted, tmp_path) -> None:

@@ -187,14 +187,28 @@ def test_output_cap_marks_the_cut(scripted, workspace):
 
 
 
+def test_a_one_line_program_with_a_joined_loop_runs_and_a_syntax_error_says_where(scripted, workspace, tmp_path):
+    # hybrid shortest_caesar: a one-line program joining `; for ...:` got `SyntaxError: invalid syntax` with the
+    # whole line and no column; the model sent it again. Now it runs (split), and an error names the column.
+    joined = "words = ['stu', 'tuvwu']; for w in words: print(w, len(w))"
+    server = scripted([call("run_code", code=joined), call("run_code", code="print(len('ab') +* 2)"),
+                       reply("done")])
+    with Agent(tools=builtin_tools(workspace), mode="code", base_url=server.base_url, model="m",
+               workspace=workspace, console=False, runs_dir=tmp_path / "runs", act_first="off") as agent:
+        agent.run("lengths")
+    (ran,) = tool_messages(server.requests[1])
+    assert ran == "stu 3\ntuvwu 5\n[note: repaired to parse: each for / if / while after ';' moved to its own line]"
+    (failed,) = tool_messages(server.requests[2])[-1:]
+    assert failed == "Error at line 1, column 18: print(len('ab') +* 2)\nSyntaxError: invalid syntax at '* 2)'"
+
+
 def test_a_repaired_program_is_noted_for_the_model_and_in_the_trace(scripted, workspace, tmp_path):
     server = scripted([call("run_code", code="print('a' + '\n' + 'b')"), reply("done")])
     with Agent(tools=builtin_tools(workspace), mode="code", base_url=server.base_url, model="m",
                workspace=workspace, console=False, runs_dir=tmp_path / "runs") as agent:
         result = agent.run("print two letters")
     (output,) = tool_messages(server.requests[1])
-    assert output.startswith("[note: the program did not parse (line 1: unterminated string literal")
-    assert output.endswith("]\na\nb")
+    assert output.startswith("a\nb\n[note: repaired to parse: ") and output.count("\n") == 2  # one note line, last
     events = [json.loads(line) for line in Path(result.trace_path).read_text().splitlines()]
     notes = [e["message"] for e in events if e["kind"] == "notice"]
     assert any(n.startswith("run_code: the program did not parse") for n in notes)

@@ -96,8 +96,10 @@ def test_file_tools_refuse_paths_outside_the_workspace(scripted, workspace: Path
         {"content": None, "tool_calls": [{"name": "read_file", "arguments": {"path": "../secret.txt"}}]},
         {"content": "refused"},
     ])
+    # act_first off: this test is about the refusal; an answer after calls that all failed would otherwise get
+    # one act_first_failed check first (tests/test_act_first.py covers that on every other setting).
     with Agent(tools=builtin_tools(workspace), model="m", base_url=server.base_url, console=False,
-               runs_dir=None) as agent:
+               runs_dir=None, act_first="off") as agent:
         result = agent.run("read ../secret.txt")
     [(_, _, text)] = tool_results_by_call(server.requests[1])
     assert text.startswith("Error: ")
@@ -147,7 +149,7 @@ def test_fetch_url_refuses_loopback_unless_allowed(scripted, page_server: str, p
         {"content": "could not fetch"},
     ])
     with Agent(tools=builtin_tools(tmp_path), model="m", base_url=server.base_url, console=False,
-               runs_dir=None) as agent:
+               runs_dir=None, act_first="off") as agent:  # about the refusal, as the workspace test above
         result = agent.run("fetch it")
     [call] = result.records[0].calls
     assert call.error is True

@@ -113,6 +113,22 @@ def test_a_repeated_call_is_pointed_out_to_the_model(scripted, tmp_path) -> None
     assert repeats[0]["message"].startswith("echo repeated")
 
 
+def test_a_repeated_failing_call_must_change_and_is_not_an_invitation_to_answer(scripted, tmp_path) -> None:
+    # code last_minute_tokyo: the same failing program twice (`from tools import ...` refused), then "If the
+    # results so far answer every part of the task, reply now with the final answer" -> an invented `1200.`.
+    program = "from travel_tools import find_flights\nprint(find_flights('Tokyo'))"
+    server = scripted([call("run_code", code=program), call("run_code", code=program),
+                       call("run_code", code="print(echo('Tokyo'))"), reply("Tokyo")])
+    with agent(server, tmp_path, mode="code", sandbox="none", act_first="off") as a:
+        result = a.run("Find flights to Tokyo.")
+    repeated = server.requests[2]["messages"]
+    assert repeated[-2]["role"] == "tool" and "ModuleNotFoundError" in repeated[-2]["content"]
+    message = repeated[-1]["content"]
+    assert message.startswith("You repeated the same run_code call and it failed again") and "fails as written" in message
+    assert "final answer" not in message and "The task was:\nFind flights to Tokyo." in message
+    assert result.answer == "Tokyo"
+
+
 # ----------------------------------------------------------------------------- arguments
 
 

@@ -14,11 +14,15 @@ run be answered with a call (the setting `act_first`, `ModelSettings.act_first`)
 - `"off"`: none of this.
 
 The first request also offers a `final_answer` tool, so a task that needs no tool (a greeting) is still
-answered in that one request. An answer given before any tool call worked (at step 1; with "schema", also
-after calls that all failed), as a `final_answer` call or in plain text, is checked against the run's tools
+answered in that one request. An answer given before any tool call worked (at step 1, and after each new
+round of calls that all failed, at most FAILED_CHECKS_MAX times a run; a `run_code` call whose program called
+no tool did not work), as a `final_answer` call or in plain text, is checked against the run's tools
 with toolmode's tool-search ranker (BM25F over names, descriptions and parameters): when the task touches a
-tool, the model is asked once to use the tools first (or to fix the failed call), and with "schema" /
+tool, the model is asked to use the tools first (or to fix the failed call), and with "schema" /
 "tool_choice" the next request again asks for a call; a greeting touches none and is taken at once.
+
+A reply that is not an answer (`not_an_answer`: a tool's error text or a toolmode note of the run repeated, a
+chat-template block, an `Answer:` with no value) gets one correction a run, whatever the calls did.
 
 With `"schema"`, an answer that does not match `output_type` is also asked again under the endpoint's
 JSON-schema constraint. Every text the model reads is in the prompt set (`policies.toml`).
@@ -27,18 +31,30 @@ JSON-schema constraint. Every text the model reads is in the prompt set (`polici
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from toolmode.defaults import ACT_FIRST
 from toolmode.models.reply import Reply
+from toolmode.modes.code import program_calls
 from toolmode.policies import ReplyPolicy, RequestPlan, Verdict
+from toolmode.prompts import PromptError
+from toolmode.result import CallRecord
 
 if TYPE_CHECKING:
     from toolmode.run import Run
 
 FINAL_ANSWER = "final_answer"
 ABOUT = "act_first"  # the `about` of its notices and messages
+NOT_AN_ANSWER = "not_an_answer"  # the `about` of the correction of a reply that is not an answer
+FAILED_CHECKS_MAX = 2  # answers after calls that all failed, sent back at most this often a run
+COPIED_MIN = 12  # characters; a shorter answer found inside an error text is not taken as copied from it
+
+# Tags of chat templates (Qwen, Hermes): a reply that starts with one is a call or result written as text.
+_TEMPLATE_TAG = re.compile(r"^\s*<(tool_response|tool_call|function_call|\|im_start\|)", re.I)
+_ANSWER_LABEL = re.compile(r"answer\s*:", re.I)
+_NOTE = re.compile(r"\[note: (.*?)\]", re.S)
 
 
 def check_act_first(value: str) -> str:
@@ -90,7 +106,10 @@ class ActFirst(ReplyPolicy):
 
     def __init__(self, how: str, matches: bool | None = None) -> None:
         self.how = check_act_first(how)
-        self.asked = False  # the verification is asked once a run
+        self.asked = False  # the step-1 verification is asked once a run
+        self.failed_checks = 0  # answers after calls that all failed, sent back so far
+        self.failed_seen = 0  # how many calls had been made at the last of those
+        self.corrected = False  # a reply that is not an answer is corrected once a run
         self.force_next = False
         self.answer_schema: dict[str, Any] | None = None
         self._matches = matches
@@ -129,32 +148,69 @@ class ActFirst(ReplyPolicy):
             reply.content = _answer_of(final[0].arguments)
 
     def review_reply(self, run: Run, reply: Reply) -> Verdict | None:
-        """An answer given before any tool call worked, to a task that touches the tools: one user message
-        asking to use them or to fix the failed call. Empty replies are left to `EmptyReply`."""
+        """A reply that is not an answer (a tool's error, a toolmode note, a chat-template block, an empty
+        `Answer:`): one correction a run. An answer given before any tool call worked, to a task that touches
+        the tools: a user message asking to use them (once) or to fix the failed calls (after each new round of
+        failures, at most FAILED_CHECKS_MAX times). Empty replies are left to `EmptyReply`."""
         if reply.tool_calls or reply.problem or not (reply.content or "").strip():
             return None
-        verdict = self._verify(run)
+        verdict = self._verify(run, reply.content or "")
         spec = run.output_spec if verdict is None and self.how == "schema" else None
         if spec is not None and spec.parse(reply.content or "")[1] is not None:  # OutputFormat asks again
             self.answer_schema = spec.schema  # ... and the endpoint can hold that reply to the schema
         return verdict
 
-    def _verify(self, run: Run) -> Verdict | None:
-        calls = [c.error for r in run.records for c in r.calls]
-        # After calls that all failed, only small models (local presets: "schema") are asked again: a strong
-        # model's "the file is outside the workspace" is the right answer, a 1.5B's pasted error text is not.
-        if calls and self.how != "schema":
+    def _verify(self, run: Run, text: str) -> Verdict | None:
+        """The correction of a reply that is not an answer, else the check of an unverified answer."""
+        if self.how == "off":
             return None
-        worked = any(not error for error in calls)
+        return self._not_an_answer(run, text) or self._unverified(run)
+
+    def _not_an_answer(self, run: Run, text: str) -> Verdict | None:
+        """A reply that is a tool's error or a toolmode note of this run, a chat-template block, or an empty
+        `Answer:` is not taken as the answer without one correction."""
+        if self.corrected:
+            return None
+        why = not_an_answer(text, _failed_results(run), _notes(run))
+        if why is None:
+            return None
+        self.corrected = True
+        message = run.prompts.text("not_an_answer", why=run.prompts.text(f"not_an_answer_{why}"))
+        return Verdict("ask_again", NOT_AN_ANSWER, message, f"not taken as the answer: {why.replace('_', ' ')}")
+
+    def _unverified(self, run: Run) -> Verdict | None:
+        """An answer before any tool call worked: asked once at the start (no call yet), and after each new
+        round of calls that all failed (at most FAILED_CHECKS_MAX times a run)."""
+        calls = [c for r in run.records for c in r.calls]
         # Answered from a continued chat, or after a run resumed with its approved (or refused) calls.
         earlier_results = run.resume is not None or any(m.get("role") == "tool" for m in run.history)
-        if self.how == "off" or worked or self.asked or earlier_results or not self.matches(run):
+        if earlier_results or any(self._worked(run, c) for c in calls):
             return None
-        self.asked = self.force_next = True
-        why = "every call failed" if calls else "no tool ran"
-        message = run.prompts.text("act_first_failed" if calls else "act_first")
+        if calls and (self.failed_checks >= FAILED_CHECKS_MAX or len(calls) == self.failed_seen):
+            return None
+        if not calls and self.asked:
+            return None
+        if not self.matches(run):
+            return None
+        if calls:
+            self.failed_checks, self.failed_seen = self.failed_checks + 1, len(calls)
+        else:
+            self.asked = True
+        self.force_next = True
+        failed = any(c.error for c in calls)  # else no call, or programs that called no tool
+        why = "every call failed" if failed else "no tool ran"
+        message = run.prompts.text("act_first_failed" if failed else "act_first")
         return Verdict("ask_again", ABOUT, message,
                        f"answered although {why}, on a task that matches the tools: asked to use them")
+
+    def _worked(self, run: Run, call: CallRecord) -> bool:
+        """A call that returned without an error; a `run_code` call only if its program called a tool. A call
+        the user refused counts too: the model may answer that it could not (nothing to fix, no retry)."""
+        if call.error:
+            return _refused(run, call)
+        if call.name != run.mode.code_tool:
+            return True
+        return program_calls(run.context).get(call.id, 1) > 0
 
     def matches(self, run: Run) -> bool:
         """Whether the task touches any of the run's tools (a tool-search score above zero)."""
@@ -164,6 +220,50 @@ class ActFirst(ReplyPolicy):
             catalog = list(getattr(getattr(run.mode, "catalog", None), "tools", {}).values())
             self._matches = bool(catalog) and bool(ToolIndex(catalog).ranked(run.task, k=1))
         return self._matches
+
+
+def not_an_answer(text: str, errors: Sequence[str], notes: Sequence[str]) -> str | None:
+    """Why `text` is not an answer ("tag", "empty", "copied_error", "copied_note"), or None when it may be one.
+    `errors`: the run's failed tool results; `notes`: toolmode's notes in its tool results."""
+    if _TEMPLATE_TAG.match(text):
+        return "tag"
+    if _ANSWER_LABEL.search(text) and not _ANSWER_LABEL.sub("", text).strip(" \t\r\n'\"`.,;:"):
+        return "empty"
+    said = _ANSWER_LABEL.sub("", text, count=1) if _ANSWER_LABEL.match(text.strip()) else text
+    said = said.strip().casefold()
+    if not said:
+        return None
+    for kind, texts in (("copied_error", errors), ("copied_note", notes)):
+        for source in (t.casefold() for t in texts):
+            lines = {line.strip() for line in source.splitlines()}
+            if said in lines or (len(said) >= COPIED_MIN and (said in source or _line_of(source) in said)):
+                return kind
+    return None
+
+
+def _line_of(text: str) -> str:
+    """The first non-empty line of `text` (never empty: a blank text gives a string no answer contains)."""
+    return next((line.strip() for line in text.splitlines() if line.strip()), "\0")
+
+
+def _failed_results(run: Run) -> list[str]:
+    return [c.result for r in run.records for c in r.calls if c.error and not _refused(run, c)]
+
+
+def _refused(run: Run, call: CallRecord) -> bool:
+    """Whether the call's result is an approval refusal (`call_refused`, `call_refused_by_policy` prompts)."""
+    for name in ("call_refused", "call_refused_by_policy"):
+        try:
+            head = run.prompts.text(name, tool=call.name, reason="\0").split("\0")[0]
+        except PromptError:  # a prompt set without approval texts (a replay of an older toolmode's run)
+            continue
+        if head and call.result.startswith(head):
+            return True
+    return False
+
+
+def _notes(run: Run) -> list[str]:
+    return [n.strip() for r in run.records for c in r.calls for n in _NOTE.findall(c.result)]
 
 
 def _names(tools: Sequence[dict[str, Any]]) -> list[str]:

@@ -12,7 +12,8 @@ The built-in ones keep small models on track and check structured answers:
 - `EmptyReply`: an empty reply is not the answer (asked again up to twice a run);
 - `OutputFormat`: with `output_type`, an answer that does not match goes back once with the error;
 - `RepeatedCalls`: a call repeated with the same arguments and result gets a note, and the model a
-  message restating the task (small models repeat one call 4-8 times otherwise).
+  message restating the task (small models repeat one call 4-8 times otherwise); after a repeated
+  failure, the message says the call fails as written and must change.
 
 `CallPolicy` is the point on the call path before a call is handled (e.g. approval): it may refuse a call,
 change its arguments, or leave it pending.
@@ -156,7 +157,10 @@ class RepeatedCalls(ReplyPolicy):
         if not repeated:
             return []
         names = ", ".join(sorted({c.name for c in repeated}))
-        return [run.prompts.text("repeated_call", names=names, task=_restated(run.task))]
+        # A repeated failure is no result to answer from: the call must change (the 1.5B answered an invented
+        # value when invited to "reply now with the final answer" after the same failing program twice).
+        text = "repeated_failing_call" if all(c.error for c in repeated) else "repeated_call"
+        return [run.prompts.text(text, names=names, task=_restated(run.task))]
 
     def _is_repeat(self, run: Run, call: CallRecord) -> bool:
         key = (call.name, _canonical(call.arguments))

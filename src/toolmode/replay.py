@@ -23,8 +23,9 @@ from toolmode import runctx
 from toolmode.act_first import ABOUT as ACT_FIRST
 from toolmode.act_first import ActFirst
 from toolmode.bounded import loads_json
-from toolmode.events import Carried, MessageAdded, StepUsage, ToolCallFinished, ToolsSent
+from toolmode.events import Carried, CodeExecuted, MessageAdded, StepUsage, ToolCallFinished, ToolsSent
 from toolmode.modes.base import FailedResult, Mode, ModeSetup
+from toolmode.modes.code import keep_program_calls
 from toolmode.result import RunResult
 from toolmode.settings import PromptSettings
 from toolmode.trajectory import TracedRun, TraceFormatError, Trajectory, read
@@ -177,6 +178,8 @@ class ReplayMode(Mode):
         for e in recorded.of("tool_result"):
             assert isinstance(e, ToolCallFinished)
             self._results[(e.step, e.name, _canonical(e.arguments))].append(e)
+        # How many tool calls each recorded program made (act_first: a program that called none did not act).
+        self._program_calls = {e.call_id: e.calls for e in recorded.of("code_run") if isinstance(e, CodeExecuted)}
 
     @classmethod
     def build(cls, tools: Iterable[Any], setup: ModeSetup, options: Any) -> Mode:
@@ -202,6 +205,8 @@ class ReplayMode(Mode):
         if not queue:
             raise LookupError(f"the recording has no result for {name}({json.dumps(arguments)[:200]}) at step {key[0]}")
         recorded = queue.popleft()
+        if name == self.code_tool and recorded.id in self._program_calls:
+            keep_program_calls(self._program_calls[recorded.id])
         return FailedResult(recorded.result) if recorded.error else recorded.result
 
 

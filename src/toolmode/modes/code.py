@@ -194,8 +194,10 @@ class CodeMode(Mode):
         return FailedResult(result.text())
 
     def _published(self, result: CodeResult, seconds: float, step: int) -> None:
-        """Publish the execution (tier, limits, time, outcome) for the run's sinks, e.g. telemetry."""
+        """Publish the execution (tier, limits, time, outcome) for the run's sinks, e.g. telemetry, and keep
+        how many tool calls the program made for the run's policies (`program_calls`)."""
         scope = callscope.current()
+        keep_program_calls(result.calls)
         runctx.emit(CodeExecuted(
             step, scope.call_id if scope is not None else None,
             self.sandbox.policy, asdict(self.sandbox.limits), seconds,  # the tier's name (sandbox.tiers)
@@ -224,6 +226,23 @@ class CodeMode(Mode):
         self.sandbox.close()
         if self._own_workspace:
             shutil.rmtree(self.sandbox.workspace, ignore_errors=True)
+
+
+_PROGRAM_CALLS = object()  # the key of the per-run {call id: tool calls its program made}
+
+
+def keep_program_calls(calls: int) -> None:
+    """Keep, for the run's policies, how many tool calls the program of the current `run_code` call made."""
+    scope = callscope.current()
+    made: dict[str | None, int] | None = runctx.run_state(_PROGRAM_CALLS, dict)
+    if made is not None and scope is not None:
+        made[scope.call_id] = calls
+
+
+def program_calls(context: runctx.RunContext[Any]) -> dict[str, int]:
+    """How many tool calls each `run_code` program of the run made, by the id of its call (a program that
+    called no tool computed nothing from the tools: issue 18, full_alien and people_in_sales)."""
+    return context.state.get(id(_PROGRAM_CALLS)) or {}
 
 
 _PROCESS_CALL = re.compile(r"\bsubprocess\b|\bPopen\b|\bos\.(?:system|popen|exec\w*|spawn\w*|fork\w*|posix_spawn\w*)\b")

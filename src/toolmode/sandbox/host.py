@@ -586,7 +586,10 @@ class Sandbox:
         if error is not None:
             line = error.get("line")
             line = line if isinstance(line, int) and not isinstance(line, bool) else None
-            err_text = format_error(code, line, str(error.get("type", "Exception"))[:200], str(error.get("message", "")))
+            column = error.get("column")
+            column = column if isinstance(column, int) and not isinstance(column, bool) else None
+            err_text = format_error(code, line, str(error.get("type", "Exception"))[:200], str(error.get("message", "")),
+                                    column)
         if lost:
             note = ("Note: the previous worker had stopped or reached its CPU ceiling, so this program ran in a "
                     "fresh namespace (variables from earlier runs are gone).")

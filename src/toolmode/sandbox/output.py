@@ -7,6 +7,7 @@ from toolmode.textsafe import escape_control
 __all__ = ["cap_output", "escape_control", "format_error", "truncation_marker"]
 
 MAX_ERROR_CHARS = 2000
+NEAR_CHARS = 30  # characters of the source quoted from a syntax error's column
 
 
 def truncation_marker(more: int) -> str:
@@ -24,12 +25,21 @@ def cap_output(text: str, max_output: int, dropped: int = 0) -> tuple[str, bool]
     return text, False
 
 
-def format_error(code: str, line: int | None, exc_type: str, message: str) -> str:
-    """`Error at line N: <source line>` then `<Type>: <message>` (message capped, control chars escaped)."""
+def format_error(code: str, line: int | None, exc_type: str, message: str, column: int | None = None) -> str:
+    """`Error at line N: <source line>` then `<Type>: <message>` (message capped, control chars escaped). With a
+    `column` (a SyntaxError's offset, 1-based): `Error at line N, column C: ...`, and the message names the text
+    from that column, so a long one-line program's error says where and what (issue 18, hybrid shortest_caesar)."""
     if len(message) > MAX_ERROR_CHARS:
         message = message[:MAX_ERROR_CHARS] + f"... [{len(message) - MAX_ERROR_CHARS:,} more characters]"
-    summary = escape_control(f"{exc_type}: {message}" if message else exc_type)
     lines = code.splitlines()
-    if line is not None and 1 <= line <= len(lines):
-        return f"Error at line {line}: {escape_control(lines[line - 1].strip())}\n{summary}"
+    source = lines[line - 1] if line is not None and 1 <= line <= len(lines) else None
+    where = f"line {line}"
+    if source is not None and column is not None and 1 <= column <= len(source) + 1:
+        where += f", column {column}"
+        at = source[column - 1:column - 1 + NEAR_CHARS].rstrip()
+        if at:
+            message = f"{message} at {at!r}" + ("..." if len(source) - column + 1 > NEAR_CHARS else "")
+    summary = escape_control(f"{exc_type}: {message}" if message else exc_type)
+    if source is not None:
+        return f"Error at {where}: {escape_control(source.strip())}\n{summary}"
     return f"Error: {summary}"

@@ -77,6 +77,9 @@ class Handles:
 EMPTY_OUTPUT = "(no output -- use print() to return results)"
 
 
+REPAIRED_WITH = "; it ran with "  # in a repair note (worker.compile_program), before what was changed
+
+
 @dataclass
 class CodeResult:
     """The outcome of one program: captured output (already capped and escaped) and the error, if any."""
@@ -92,6 +95,10 @@ class CodeResult:
     written: int = 0  # bytes charged to the run's write budget (budget.py)
 
     def text(self) -> str:
-        """What the model sees: a repair note, the output, then the error; a hint when there is neither."""
+        """What the model sees: the output, then the error (a hint when there is neither), then one short line
+        when the program was repaired to parse. The note goes last: the 1.5B answered a note that came first
+        (issue 18, code budget_trip); the trace keeps the whole note as a Notice."""
         parts = [p for p in (self.output.rstrip("\n"), self.error) if p] or [EMPTY_OUTPUT]
-        return "\n".join([f"[note: {self.repaired}]", *parts] if self.repaired else parts)
+        if self.repaired:
+            parts.append(f"[note: repaired to parse: {self.repaired.rsplit(REPAIRED_WITH, 1)[-1]}]")
+        return "\n".join(parts)

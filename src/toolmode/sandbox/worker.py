@@ -261,7 +261,7 @@ class Runner:
         try:
             compiled, repaired = compile_program(code)
         except SyntaxError as exc:
-            error = {"type": type(exc).__name__, "message": str(exc.msg), "line": exc.lineno}
+            error = {"type": type(exc).__name__, "message": str(exc.msg), "line": exc.lineno, "column": exc.offset}
         else:
             try:
                 exec(compiled, ns)
@@ -304,7 +304,7 @@ def compile_program(code: str) -> tuple[Any, dict[str, str] | None]:
                 compiled = compile(text, "<code>", "exec")
             except (SyntaxError, ValueError):
                 continue
-        note = f"the program did not parse (line {first.lineno}: {first.msg}); it ran with {what}"
+        note = f"the program did not parse (line {first.lineno}: {first.msg}); it ran with {what}"  # spec.REPAIRED_WITH
         return compiled, {"note": note, "code": text}
     raise first
 
@@ -317,6 +317,39 @@ def _variants(code: str) -> Any:
     if unquoted != code:
         yield (unquoted, None), 'each \\" read as a plain quote'
         yield _rejoin_strings(unquoted), f'each \\" read as a plain quote and {rejoined}'
+    yield _split_compound(code), "each for / if / while after ';' moved to its own line"
+
+
+def _split_compound(code: str) -> tuple[str, None] | None:
+    """`code` with each top-level `; for ...:` / `; if ...:` / `; while ...:` of a line moved to a line of its own
+    (same indentation): a block cannot follow `;` (the 1.5B joins a whole program onto one line that way);
+    None when there is none. Imports tokenize only here, on a program that did not parse."""
+    import tokenize
+
+    out, changed = [], False
+    for line in code.split("\n"):
+        cuts, depth, previous = [], 0, None
+        try:
+            for tok in tokenize.generate_tokens(io.StringIO(line).readline):
+                if tok.type == tokenize.OP and tok.string in ("(", "[", "{"):
+                    depth += 1
+                elif tok.type == tokenize.OP and tok.string in (")", "]", "}"):
+                    depth -= 1
+                elif (tok.type == tokenize.NAME and tok.string in ("for", "if", "while") and depth == 0
+                      and previous is not None and previous.string == ";"):
+                    cuts.append(previous.start[1])
+                previous = tok
+        except (tokenize.TokenError, SyntaxError):
+            pass  # a line that does not tokenize to its end: the cuts found before the problem
+        if not cuts:
+            out.append(line)
+            continue
+        indent = line[:len(line) - len(line.lstrip())]
+        starts = [0, *(c + 1 for c in cuts)]
+        ends = [*cuts, len(line)]
+        out.extend([line[:ends[0]].rstrip(), *(indent + line[a:b].strip() for a, b in zip(starts[1:], ends[1:], strict=True))])
+        changed = True
+    return ("\n".join(out), None) if changed else None
 
 
 def _rejoin_strings(code: str, limit: int = 50) -> tuple[str, Any] | None:

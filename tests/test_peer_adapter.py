@@ -1,0 +1,36 @@
+"""benchmarks/peer_smolagents.py, the parts that decide what the evidence says (issue 18 analysis): an
+episode the server timed out is not a result (a resumed run runs it again), and a suite tool with `*args` takes
+the keyword the adapter lists it under (peer cheapest_new_york: `book_hotel(location=..., preferences=[...])`
+raised TypeError). smolagents itself is not installed here; the adapter's own functions are tested."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+spec = importlib.util.spec_from_file_location("peer_smolagents", REPO / "benchmarks" / "peer_smolagents.py")
+assert spec is not None and spec.loader is not None
+peer = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(peer)
+
+
+def book_hotel(location: str, *preferences: str) -> list[str]:
+    """The suite's travel tool shape."""
+    return [location, *preferences]
+
+
+def test_a_varargs_keyword_is_spread_as_positional_arguments() -> None:
+    kwargs = {"preferences": ["wifi", "pool"]}
+    args = peer.spread_varargs("preferences", ("Paris",), kwargs)
+    assert book_hotel(*args, **kwargs) == ["Paris", "wifi", "pool"] and kwargs == {}
+    assert peer.spread_varargs("preferences", ("Paris",), {"preferences": "wifi"}) == ("Paris", "wifi")
+    assert peer.spread_varargs("preferences", ("Paris", "wifi"), {}) == ("Paris", "wifi")
+    assert peer.spread_varargs(None, ("x",), {"y": 1}) == ("x",)
+
+
+def test_a_server_timeout_is_not_a_finished_episode() -> None:
+    assert not peer.finished({"task": "t", "error": "AgentGenerationError: Error in generating model output:\nRequest timed out."})
+    assert not peer.finished({"task": "t", "error": "APIConnectionError: Connection error."})
+    assert peer.finished({"task": "t", "error": None, "solved": False})
+    assert peer.finished({"task": "t", "error": "AgentMaxStepsError: Reached max steps."})
