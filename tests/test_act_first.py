@@ -293,14 +293,21 @@ def test_each_new_round_of_failures_is_checked_again_at_most_twice_a_run(scripte
 def test_a_program_that_called_no_tool_is_not_acting(scripted, tmp_path) -> None:
     # code full_alien / people_in_sales: the program only assigned a string (or counted invented data), called
     # no task tool, ran without error, and the answer after it was accepted as if a tool had worked.
+    # This holds for small local models ("schema"); a cloud model's program that called no tool (it may have read
+    # the workspace with open()) has acted: its answer is taken.
     server = scripted([call("run_code", code="message = '7a68'"), reply("Answer: 3.00"),
                        call("run_code", code="print(get_price('tea'))"), reply("Answer: 2.5")])
-    with agent(server, tmp_path, mode="code", sandbox="none", preset="openai") as a:
+    with agent(server, tmp_path, mode="code", sandbox="none", preset="llamacpp") as a:
         result = a.run("Find the current price of tea.")
     assert server.requests[2]["messages"][-1] == {"role": "user", "content": VERIFY}
     assert (result.answer, result.steps) == ("Answer: 2.5", 4)
     runs = [e for e in events(result) if e["kind"] == "code_run"]
     assert [e["calls"] for e in runs] == [0, 1]  # the trace says which program called a tool
+
+    cloud = scripted([call("run_code", code="message = '7a68'"), reply("Answer: 3.00")])
+    with agent(cloud, tmp_path / "cloud", mode="code", sandbox="none", preset="openai") as a:
+        result = a.run("Find the current price of tea.")
+    assert (result.answer, result.steps, len(cloud.requests)) == ("Answer: 3.00", 2, 2)
 
 
 def test_an_answer_after_one_call_that_worked_is_taken(scripted, tmp_path) -> None:

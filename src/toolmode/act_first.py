@@ -204,11 +204,13 @@ class ActFirst(ReplyPolicy):
                        f"answered although {why}, on a task that matches the tools: asked to use them")
 
     def _worked(self, run: Run, call: CallRecord) -> bool:
-        """A call that returned without an error; a `run_code` call only if its program called a tool. A call
-        the user refused counts too: the model may answer that it could not (nothing to fix, no retry)."""
+        """A call that returned without an error; with "schema" (small local models, which write programs over
+        invented data), a `run_code` call only if its program called a tool: a strong model's program that reads
+        the workspace with `open()` has acted. A call the user refused counts too: the model may answer that it
+        could not (nothing to fix, no retry)."""
         if call.error:
             return _refused(run, call)
-        if call.name != run.mode.code_tool:
+        if call.name != run.mode.code_tool or self.how != "schema":
             return True
         return program_calls(run.context).get(call.id, 1) > 0
 
