@@ -190,12 +190,14 @@ def _charged(root: Path) -> int:
 
 
 def test_a_command_is_held_to_the_write_budget(tier: str, tmp_path: Path) -> None:
-    # 64 MiB attempted against 8 MiB; stopped within a check interval (or held to it when it ends first).
+    # 64 MiB attempted against 8 MiB: reported and stopped (or held to it when it ends first). How far it gets
+    # before the stop is one check interval on a quiet machine; on a loaded one the host's check may run late
+    # (a CI run at load 17 saw the loop finish, 46 MiB counted, then the kill): no timing is asserted.
     res = run_confined("i=0; while [ $i -lt 64 ]; do head -c 1048576 /dev/zero > f$i; i=$((i+1)); done; echo DONE",
                        workspace=tmp_path, timeout=60, max_write_mb=8)
     assert "wrote more than 8 MiB to the workspace" in res.stderr, res.stderr
     if "the command was stopped" in res.stderr:
-        assert res.exit_code == -9 and "DONE" not in res.stdout
+        assert res.exit_code == -9
 
 
 def test_an_inode_flood_is_charged(tier: str, tmp_path: Path) -> None:
