@@ -111,12 +111,13 @@ def make_tool(name: str, description: str, fn: Any, fn_signature: str, calls: li
         inputs[p.name] = entry
 
     varargs = next((p.name for p in params if p.kind is inspect.Parameter.VAR_POSITIONAL), None)
+    leading = [p.name for p in params if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]  # before *varargs
 
     def forward(self: Any, *args: Any, **kwargs: Any) -> Any:
         record: dict[str, Any] = {"tool": name, "args": repr(args)[:500], "kwargs": repr(kwargs)[:500]}
         calls.append(record)
         try:
-            result = fn(*spread_varargs(varargs, args, kwargs), **kwargs)
+            result = fn(*spread_varargs(varargs, leading, args, kwargs), **kwargs)
         except Exception as exc:
             record["error"] = f"{type(exc).__name__}: {exc}"[:500]
             raise
@@ -130,14 +131,17 @@ def make_tool(name: str, description: str, fn: Any, fn_signature: str, calls: li
     return cls()
 
 
-def spread_varargs(varargs: str | None, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+def spread_varargs(varargs: str | None, leading: list[str], args: tuple[Any, ...],
+                   kwargs: dict[str, Any]) -> tuple[Any, ...]:
     """The positional arguments of a call to a function with `*varargs`, taking `varargs=` from `kwargs` (the
-    adapter lists it as an input by that name, so a model calls `book_hotel(location, preferences=[...])`, as
-    toolmode's react schema allows: a list is spread, any other value is one argument)."""
+    adapter lists it as an input by that name, so a model calls `book_hotel(location="C", preferences=[...])`,
+    as toolmode's react schema allows): the parameters before `*varargs` given by name move to their places
+    (`leading`, in order), then a list is spread, any other value is one argument."""
     if varargs is None or varargs not in kwargs:
         return args
     value = kwargs.pop(varargs)
-    return (*args, *value) if isinstance(value, list | tuple) else (*args, value)
+    named = [kwargs.pop(n) for n in leading[len(args):] if n in kwargs]
+    return (*args, *named, *value) if isinstance(value, list | tuple) else (*args, *named, value)
 
 
 SERVER_FAILURES = ("timed out", "Timeout", "APIConnectionError", "Connection error")

@@ -22,11 +22,19 @@ def book_hotel(location: str, *preferences: str) -> list[str]:
 
 def test_a_varargs_keyword_is_spread_as_positional_arguments() -> None:
     kwargs = {"preferences": ["wifi", "pool"]}
-    args = peer.spread_varargs("preferences", ("Paris",), kwargs)
+    args = peer.spread_varargs("preferences", ["location"], ("Paris",), kwargs)
     assert book_hotel(*args, **kwargs) == ["Paris", "wifi", "pool"] and kwargs == {}
-    assert peer.spread_varargs("preferences", ("Paris",), {"preferences": "wifi"}) == ("Paris", "wifi")
-    assert peer.spread_varargs("preferences", ("Paris", "wifi"), {}) == ("Paris", "wifi")
-    assert peer.spread_varargs(None, ("x",), {"y": 1}) == ("x",)
+    assert peer.spread_varargs("preferences", ["location"], ("Paris",), {"preferences": "wifi"}) == ("Paris", "wifi")
+    assert peer.spread_varargs("preferences", ["location"], ("Paris", "wifi"), {}) == ("Paris", "wifi")
+    assert peer.spread_varargs(None, [], ("x",), {"y": 1}) == ("x",)
+
+
+def test_a_parameter_before_varargs_given_by_name_moves_to_its_place() -> None:
+    """The peer's re-run of cheapest_new_york_trip: `book_hotel(location="C", preferences=["wifi", "pool"])`
+    raised "got multiple values for argument 'location'" when only the varargs were spread."""
+    kwargs = {"location": "C", "preferences": ["wifi", "pool"]}
+    args = peer.spread_varargs("preferences", ["location"], (), kwargs)
+    assert book_hotel(*args, **kwargs) == ["C", "wifi", "pool"] and kwargs == {}
 
 
 def test_a_server_timeout_is_not_a_finished_episode() -> None:
