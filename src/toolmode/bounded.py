@@ -14,6 +14,9 @@ from typing import Any
 
 MAX_JSON_CHARS = 8_000_000  # far more than any tool call's arguments or a tool's result
 MAX_JSON_DEPTH = 100  # objects and arrays inside one another
+# Built once: `json.loads(text, strict=...)` builds a new decoder (and its scanner) on every call, which cost
+# more than parsing a tool call's arguments.
+_DECODERS = {True: json.JSONDecoder(), False: json.JSONDecoder(strict=False)}
 
 
 class ParseLimitError(json.JSONDecodeError):
@@ -40,7 +43,7 @@ def loads_json(text: str | bytes, *, max_chars: int = MAX_JSON_CHARS, max_depth:
     if len(text) > max_chars:
         raise ParseLimitError(f"too large to parse ({len(text):,} characters; at most {max_chars:,})", text)
     try:
-        value = json.loads(text, strict=strict)
+        value = _DECODERS[strict].decode(text)
     except RecursionError:
         raise ParseLimitError(f"nested more than {max_depth} levels deep", text) from None
     except json.JSONDecodeError:
