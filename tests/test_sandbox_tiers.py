@@ -153,3 +153,37 @@ def test_programs_run_below_the_host_and_cannot_climb_back(tier: str, tmp_path: 
     res = run_confined("nice; renice -n 0 -p $$ >/dev/null 2>&1 && echo RAISED || echo refused", workspace=tmp_path,
                        timeout=30)
     assert res.stdout.split() == ["10", "refused"], res
+
+
+@needs_landlock
+def test_react_run_shell_runs_on_the_agents_sandbox_policy(fresh: None, monkeypatch: pytest.MonkeyPatch,
+                                                           tmp_path: Path, scripted: Any) -> None:
+    # run_shell took the default chooser whatever the Agent's policy: a forced tier that cannot be built ran the
+    # command on a weaker one, where run_code is refused. Now the tier asked for is the tier the command runs on.
+    import socket
+
+    from toolmode import Agent
+    from toolmode.events import RunStart
+    from toolmode.testing import call, reply
+    from toolmode.tools.builtin import builtin_tools
+
+    def shell_result(policy: str) -> tuple[str, list[str]]:
+        server = scripted([call("run_shell", command="hostname"), reply("done")])
+        with Agent(tools=builtin_tools(tmp_path), mode="react", base_url=server.base_url, model="m", api_key="k",
+                   sandbox=SandboxSettings(workspace=tmp_path, policy=policy)) as agent:
+            events = list(agent.stream("what is the host name?"))
+        (start,) = [e for e in events if isinstance(e, RunStart)]
+        (tool,) = [m for m in events[-1].result.messages if m["role"] == "tool"]
+        return tool["content"], start.notes
+
+    ok, why = tiers.available(tiers.LANDLOCK)
+    if not ok:
+        pytest.skip(f"the landlock tier cannot be built here: {why}")
+    content, notes = shell_result("landlock")  # no namespaces: the host's own name, even where bwrap works
+    assert f'"stdout": "{socket.gethostname()}\\n"' in content.replace("'", '"'), content
+    assert any("run_shell sandbox:" in n and "no namespaces" in n for n in notes), notes
+
+    monkeypatch.setattr(tiers, "bwrap_path", lambda: None)  # as on a host without bubblewrap
+    content, notes = shell_result("bwrap")
+    assert "SandboxUnavailable" in content and "apt install bubblewrap" in content, content
+    assert any("every command is refused" in n for n in notes), notes

@@ -59,6 +59,9 @@ class Mode(ABC):
     prompt_files: ClassVar[tuple[str | Traversable | Path, ...]] = ()  # read after policies.toml; str: packaged
     prompt_texts: ClassVar[Mapping[str, str]] = {}  # more default texts, laid over the files (a one-file mode)
     code_tool: ClassVar[str | None] = None  # the tool that takes a whole program (code-block recovery needs it)
+    # The sandbox policy of the Agent (SandboxSettings.policy) for commands the mode's tools run on the host's
+    # behalf: the builtin run_shell reads it at call time. None: the default tier chooser ("auto").
+    sandbox_policy: str | None = None
     prompts: PromptSet
 
     @classmethod

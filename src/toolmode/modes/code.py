@@ -78,6 +78,7 @@ class CodeMode(Mode):
         prompts: PromptSettings | PromptSet | str | None = None,
     ) -> None:
         self.prompts = self.load_prompts(prompts)
+        self.sandbox_policy = sandbox
         self.catalog = Catalog(tools, visible)
         self.direct = list(direct or [])
         for n in self.direct:

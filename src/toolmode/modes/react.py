@@ -55,9 +55,10 @@ class ReactMode(Mode):
 
     @classmethod
     def build(cls, tools: Iterable[Any], setup: ModeSetup, options: Any) -> ReactMode:
-        """The mode for an Agent: `setup` (visible, ranker, prompts) and `options` (a ReactOptions)."""
+        """The mode for an Agent: `setup` (visible, ranker, prompts, the sandbox policy for run_shell) and
+        `options` (a ReactOptions)."""
         return cls(tools, visible=setup.visible, search=options.search, search_k=options.search_k,
-                   ranker=setup.ranker, prompts=setup.prompts)
+                   ranker=setup.ranker, prompts=setup.prompts, sandbox=setup.sandbox.policy)
 
     def __init__(
         self,
@@ -68,8 +69,10 @@ class ReactMode(Mode):
         search_k: int = 5,
         ranker: str = "bm25",
         prompts: PromptSettings | PromptSet | str | None = None,
+        sandbox: str | None = None,
     ) -> None:
         self.prompts = self.load_prompts(prompts)
+        self.sandbox_policy = sandbox
         self.catalog = Catalog(tools, visible)
         if search is None and self.catalog.hidden:
             search = "load"  # hidden tools would be unreachable otherwise
@@ -85,7 +88,7 @@ class ReactMode(Mode):
     def notes(self) -> list[str]:
         """Lines shown at the start of a run: how the tools that run the model's commands are confined (the
         builtin run_shell's sandbox tier)."""
-        return [note() for tool in self.catalog.tools.values()
+        return [note(self.sandbox_policy) for tool in self.catalog.tools.values()
                 if callable(note := getattr(tool.fn, "sandbox_note", None))]
 
     def _meta_tools(self) -> dict[str, Tool]:

@@ -14,6 +14,7 @@ from typing import Any, TextIO
 
 from toolmode.callscope import remaining_time
 from toolmode.runctx import cap_timeout
+from toolmode.runctx import current as current_run
 from toolmode.tools import html_text
 from toolmode.tools.base import Tool
 from toolmode.tools.calculator import calculator
@@ -226,7 +227,7 @@ def _shell_function(ws: Workspace, shell_timeout: float, allow_env: bool = False
             raise ValueError(f"timeout must be positive, got {timeout}")
         result = run_confined(
             command, workspace=ws.root, timeout=cap_timeout(min(limit, shell_timeout)), max_output=SHELL_MAX_OUTPUT,
-            allow_env_in_workspace=allow_env,
+            allow_env_in_workspace=allow_env, policy=_shell_policy(_run_sandbox_policy()),
         )
         return {
             "exit_code": result.exit_code,
@@ -250,13 +251,26 @@ def _shell_function(ws: Workspace, shell_timeout: float, allow_env: bool = False
             timed_out true and whatever output it produced until then.
         """
 
-    def sandbox_note() -> str:
+    def sandbox_note(policy: str | None = None) -> str:
         from toolmode.sandbox.shell import describe_tier
 
-        return describe_tier()
+        return describe_tier(_shell_policy(policy))
 
     setattr(run_shell, "sandbox_note", sandbox_note)  # noqa: B010  # the modes print it at the start of a run
     return run_shell
+
+
+def _run_sandbox_policy() -> str | None:
+    """The sandbox policy of the run this call belongs to (its mode's `sandbox_policy`), or None."""
+    mode = getattr(getattr(current_run(), "run", None), "mode", None)
+    return getattr(mode, "sandbox_policy", None)
+
+
+def _shell_policy(policy: str | None) -> str | None:
+    """The tier policy for a command: the Agent's, so a forced tier that cannot be built refuses the command
+    (fail closed) as it refuses run_code; "none" (unconfined code, on request) still confines commands: the
+    default chooser."""
+    return None if policy in (None, "none") else policy
 
 
 # ---------------------------------------------------------------- web
