@@ -130,3 +130,15 @@ def test_old_and_unknown_traces_are_refused_with_one_line(tmp_path: Path, capsys
     not_a_trace.write_text("hello\nworld\n")
     with pytest.raises(TraceFormatError, match="line 1 is not JSON"):
         read(not_a_trace)
+
+
+def test_a_bench_results_file_is_not_taken_for_an_old_trace(tmp_path: Path, capsys) -> None:
+    # A bench's results.jsonl has a "kind" (the task family) on every line: it was read as a version-1 trace
+    # and refused as one "which holds no messages", which sent people looking for a newer toolmode.
+    results = tmp_path / "results.jsonl"
+    results.write_text("".join(json.dumps({"task": f"family/t{i}", "kind": "family", "mode": "code"}) + "\n"
+                               for i in range(2)))
+    with pytest.raises(TraceFormatError, match="is not a toolmode trace: none of its lines is an event"):
+        read(results)
+    assert main(["replay", str(results)]) == 2
+    assert "episodes/" in capsys.readouterr().err

@@ -108,6 +108,9 @@ def read(path: str | Path) -> Trajectory:
     head = lines[0][1] if lines and lines[0][1].get("kind") == FORMAT else None
     version = _version(path, head)
     events, skipped = _events(lines[1:] if head else lines)
+    if head is None and lines and not events:  # e.g. a bench's results.jsonl: JSON lines, none of them an event
+        raise TraceFormatError(f"{path} is not a toolmode trace: none of its lines is an event (a bench's "
+                               "results.jsonl? a bench keeps each episode's trace under episodes/)")
     runs = _runs(events, version)
     return Trajectory(path, version, head, events, runs, skipped)
 
