@@ -155,8 +155,25 @@ def test_the_suites_eval_calculator_never_evals_model_text(tmp_path: Path) -> No
     assert calc(expression="2 + (3 * 4)") == 14
     marker = tmp_path / "pwned"
     hostile = f"__import__('pathlib').Path({str(marker)!r}).write_text('x')"
-    assert calc(expression=hostile) == f"Failed to evaluate expression: {hostile}"
+    with pytest.raises(ValueError, match="Failed to evaluate expression: __import__"):  # a failed call now
+        calc(expression=hostile)
     assert not marker.exists()
+
+
+def test_the_suites_calculator_calls_the_tasks_numeric_tools_as_its_eval_could(tmp_path: Path) -> None:
+    # The suite's `eval` sees its module's functions: `calculator("find_maximum(...)")` worked there, and the
+    # safe evaluator answered "Failed to evaluate expression" as a result (not a failure), which the 1.5B
+    # then answered around (react most_profitable_conversion_rate).
+    task = next(t for t in m3tooleval_suite(SUITE) if t.name == "trade_calculator/most_profitable_conversion_rate")
+    calc = next(t for t in task.tools(_env("react", tmp_path)) if t.name == "calculator")
+    assert calc(expression="find_maximum(3, 9, 4) * 2") == 18
+    assert calc(expression="convert_currency(100, 1.5) + calculate_tariff(200, 10)") == 170.0
+    with pytest.raises(ValueError, match="function 'calculator' is not allowed"):
+        calc(expression="calculator(1)")  # the eval-ing tool itself is not offered to expressions
+    web = next(t for t in m3tooleval_suite(SUITE) if t.kind == "web_browsing")
+    web_calc = next(t for t in web.tools(_env("react", tmp_path)) if t.name == "calculator")
+    with pytest.raises(ValueError, match="function 'click_url' is not allowed"):
+        web_calc(expression="click_url(1)")  # a tool that takes text (and changes the browser) is not numeric
 
 
 def test_answers_are_checked_by_the_suites_own_rule(tmp_path: Path) -> None:

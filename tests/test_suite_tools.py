@@ -96,5 +96,6 @@ def test_calculator_that_evals_is_replaced_by_the_safe_evaluator(tmp_path: Path)
     assert calc(expression="2 + (3 * 4)") == 14
     marker = tmp_path / "pwned"
     hostile = f"__import__('pathlib').Path({str(marker)!r}).write_text('x')"
-    assert calc(expression=hostile) == f"Failed to evaluate expression: {hostile}"
+    with pytest.raises(ValueError, match=r"Failed to evaluate expression: __import__.*not allowed"):
+        calc(expression=hostile)  # a failed call (with the evaluator's reason), not a result that reads as one
     assert not marker.exists()

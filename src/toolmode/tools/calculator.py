@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import math
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 MAX_EXPRESSION_CHARS = 10_000
@@ -81,6 +81,12 @@ def calculator(expression: str) -> float | int:
         The result as a number: an int when integer arithmetic gives one (e.g. 7 // 2 -> 3), else a float
         (e.g. 7 / 2 -> 3.5).
     """
+    return evaluate(expression)
+
+
+def evaluate(expression: str, functions: Mapping[str, Callable[..., Any]] | None = None) -> float | int:
+    """`calculator(expression)`, with `functions` callable by name too (numbers in, a number out: each result
+    is checked as the builtin functions' are). ValueError (or ZeroDivisionError) for anything refused."""
     if not isinstance(expression, str):
         raise ValueError(f"expression must be a string, got {type(expression).__name__}")
     text = expression.translate(_TRANSLATE).strip()
@@ -94,13 +100,13 @@ def calculator(expression: str) -> float | int:
         raise ValueError(f"invalid expression {expression!r}: {exc.msg}") from None
     except (RecursionError, MemoryError):
         raise ValueError(f"expression nested too deeply (the limit is {MAX_DEPTH} levels)") from None
-    result = _eval(tree.body, 0)
+    result = _eval(tree.body, 0, {**_FUNCTIONS, **(functions or {})})
     if isinstance(result, float) and not math.isfinite(result):
         raise ValueError(f"the result of {expression!r} is not a finite number ({result})")
     return result
 
 
-def _eval(node: ast.AST, depth: int) -> Number:
+def _eval(node: ast.AST, depth: int, table: Mapping[str, Callable[..., Any]]) -> Number:
     if depth > MAX_DEPTH:
         raise ValueError(f"expression nested too deeply (the limit is {MAX_DEPTH} levels)")
     if isinstance(node, ast.Constant):
@@ -109,24 +115,24 @@ def _eval(node: ast.AST, depth: int) -> Number:
             raise ValueError(f"only numbers are allowed, not {value!r}")
         return _checked(value)
     if isinstance(node, ast.BinOp):
-        return _binary_chain(node, depth)
+        return _binary_chain(node, depth, table)
     if isinstance(node, ast.UnaryOp):
         unary = _UNARY.get(type(node.op))
         if unary is None:
             raise ValueError(f"operator {_op_text(node.op)} is not allowed")
-        return unary(_eval(node.operand, depth + 1))
+        return unary(_eval(node.operand, depth + 1, table))
     if isinstance(node, ast.Name):
         if node.id in _CONSTANTS:
             return _CONSTANTS[node.id]
-        if node.id in _FUNCTIONS:
+        if node.id in table:
             raise ValueError(f"{node.id} is a function: call it, e.g. {node.id}(2)")
         raise ValueError(f"unknown name {node.id!r}; allowed constants: {', '.join(_CONSTANTS)}")
     if isinstance(node, ast.Call):
-        return _call(node, depth)
+        return _call(node, depth, table)
     raise ValueError(f"{_node_text(node)} is not allowed in an arithmetic expression")
 
 
-def _binary_chain(node: ast.BinOp, depth: int) -> Number:
+def _binary_chain(node: ast.BinOp, depth: int, table: Mapping[str, Callable[..., Any]]) -> Number:
     """Evaluate a left-leaning chain like `1 + 2 + ... + 500` iteratively.
 
     Such a chain is one level of nesting for a person (a long sum) but hundreds of levels in the AST;
@@ -137,30 +143,30 @@ def _binary_chain(node: ast.BinOp, depth: int) -> Number:
     while isinstance(current, ast.BinOp):
         chain.append(current)
         current = current.left
-    value = _eval(current, depth + 1)
+    value = _eval(current, depth + 1, table)
     for link in reversed(chain):
         op = _BINARY.get(type(link.op))
         if op is None:
             hint = " (use ** for powers)" if isinstance(link.op, ast.BitXor) else ""
             raise ValueError(f"operator {_op_text(link.op)} is not allowed{hint}")
-        right = _eval(link.right, depth + 1)
+        right = _eval(link.right, depth + 1, table)
         if isinstance(link.op, ast.Pow):
             _check_power(value, right)
         value = _checked(_apply(op, value, right, label=f"{_short(value)} {_op_text(link.op)} {_short(right)}"))
     return value
 
 
-def _call(node: ast.Call, depth: int) -> Number:
-    if not isinstance(node.func, ast.Name) or node.func.id not in _FUNCTIONS:
+def _call(node: ast.Call, depth: int, table: Mapping[str, Callable[..., Any]]) -> Number:
+    if not isinstance(node.func, ast.Name) or node.func.id not in table:
         name = node.func.id if isinstance(node.func, ast.Name) else ast.unparse(node.func)
-        raise ValueError(f"function {name!r} is not allowed; allowed functions: {', '.join(_FUNCTIONS)}")
+        raise ValueError(f"function {name!r} is not allowed; allowed functions: {', '.join(table)}")
     if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
         raise ValueError(f"{node.func.id}() takes plain positional arguments only")
-    args = [_eval(a, depth + 1) for a in node.args]
+    args = [_eval(a, depth + 1, table) for a in node.args]
     name = node.func.id
     if name == "round" and len(args) == 2:
         _check_round(args[1])
-    return _checked(_apply(_FUNCTIONS[name], *args, label=f"{name}({', '.join(_short(a) for a in args)})"))
+    return _checked(_apply(table[name], *args, label=f"{name}({', '.join(_short(a) for a in args)})"))
 
 
 def _apply(fn: Callable[..., Any], *args: Any, label: str) -> Any:

@@ -7,7 +7,10 @@ an array parameter that code collects positionally (`find_minimum(3, 1, 2)`), as
 
 The functions run in the host process. A suite function that evaluates its argument with `eval` (the
 suites' `calculator`) is run through toolmode's own arithmetic evaluator instead, so model-written text
-is never `eval`ed in the host.
+is never `eval`ed in the host. The suite's `eval` sees its module's functions, so the evaluator may call
+the task's tools that take only numbers (`find_maximum(3, 5)`, `convert_currency(100, 1.5)`); an
+expression it cannot evaluate is a failed call (the suite returned its failure text as a result, which
+made it look like an answer).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from __future__ import annotations
 import ast
 import builtins
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,8 +59,10 @@ class _Param:
     type: str | None  # JSON schema type, when known
 
 
-def convert_tool(name: str, description: str, fn: Callable[..., Any], fn_signature: str) -> Tool:
-    """A toolmode Tool that calls `fn` in the host with the suite's name, description and signature types."""
+def convert_tool(name: str, description: str, fn: Callable[..., Any], fn_signature: str,
+                 helpers: Mapping[str, Callable[..., Any]] | None = None) -> Tool:
+    """A toolmode Tool that calls `fn` in the host with the suite's name, description and signature types
+    (`helpers`: the functions an `eval`-ing tool may call by name, see `numeric_tools`)."""
     declared, returns = _parse_signature(fn_signature)
     params = _function_params(fn) or declared
     hints = _hint_types(fn)
@@ -80,7 +85,7 @@ def convert_tool(name: str, description: str, fn: Callable[..., Any], fn_signatu
     schema: dict[str, Any] = {"type": "object", "properties": properties}
     if required:
         schema["required"] = required
-    call = _guarded(fn, name)
+    call = _guarded(fn, name, helpers)
 
     def run(**arguments: Any) -> Any:
         _check_types(name, fn_signature, properties, arguments, varargs)
@@ -128,18 +133,37 @@ def _check_types(
                 )
 
 
-def _guarded(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
-    """`fn`, or toolmode's safe evaluator when `fn` would `eval` its (model-written) argument."""
+def evaluates(fn: Callable[..., Any]) -> bool:
+    """Whether `fn` runs `eval`/`exec` (on its model-written argument, in the suites)."""
     code = getattr(fn, "__code__", None)
-    if code is None or not ({"eval", "exec"} & set(code.co_names)):
+    return code is not None and bool({"eval", "exec"} & set(code.co_names))
+
+
+def numeric_tools(tools: Mapping[str, Any]) -> dict[str, Callable[..., Any]]:
+    """The suite tools (`ToolType`s by name) whose declared parameters are all numbers, builtins and `eval`-ing
+    tools left out: what the safe evaluator lets an expression call, as the suite's `eval` could."""
+    out = {}
+    for name, t in tools.items():
+        params, _ = _parse_signature(t.fn_signature)
+        if (params and all(p.type in ("number", "integer") for p in params)
+                and not is_builtin_alias(name, t.function) and not evaluates(t.function)):
+            out[name] = t.function
+    return out
+
+
+def _guarded(fn: Callable[..., Any], name: str, helpers: Mapping[str, Callable[..., Any]] | None) -> Callable[..., Any]:
+    """`fn`, or toolmode's safe evaluator when `fn` would `eval` its (model-written) argument."""
+    if not evaluates(fn):
         return fn
-    from toolmode.tools.calculator import calculator
+    from toolmode.tools.calculator import evaluate
+
+    table = dict(helpers or {})
 
     def safe(expression: Any) -> Any:
         try:
-            return calculator(str(expression))
-        except Exception:  # noqa: BLE001 - the suite's own failure text for any bad expression
-            return f"Failed to evaluate expression: {expression}"
+            return evaluate(str(expression), table)
+        except Exception as exc:  # noqa: BLE001 - any refusal is the suite's failure, now a failed call
+            raise ValueError(f"Failed to evaluate expression: {expression} ({exc})") from None
 
     safe.__name__ = name
     return safe

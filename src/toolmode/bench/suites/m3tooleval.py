@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from toolmode.bench.suites.m3_tools import convert_tool, is_builtin_alias
+from toolmode.bench.suites.m3_tools import convert_tool, is_builtin_alias, numeric_tools
 from toolmode.bench.task import CheckResult, Task, TaskEnv
 from toolmode.errors import ToolmodeError
 from toolmode.tools.base import Tool
@@ -154,11 +154,12 @@ def to_task(m3task: Any) -> Task:
     def tools(env: TaskEnv) -> list[Tool]:
         # A fresh copy per episode: some suites keep state in their tools (the web browser's page).
         fresh = copy.deepcopy(dict(m3task.tools))
+        helpers = numeric_tools(fresh)  # what the suite's calculator could call through its `eval`
         out = []
         for name, t in fresh.items():
             if name in builtins_in_code and env.mode in ("code", "hybrid"):
                 continue  # the sandbox has Python's own max()/min(), as the suite's code actions had
-            out.append(convert_tool(name, t.description, t.function, t.fn_signature))
+            out.append(convert_tool(name, t.description, t.function, t.fn_signature, helpers))
         return out
 
     def check(answer: str, workspace: Path, facts: dict[str, Any]) -> CheckResult:
