@@ -357,3 +357,32 @@ def _task() -> Any:
 
     return Task(name="t", prompt="p", build=lambda workspace, seed: {}, tools=lambda env: [],
                 check=lambda answer, workspace, facts: None)  # type: ignore[arg-type,return-value]
+
+
+REPEATED = TEXTS.text("act_first_repeated", answer="2022")
+
+
+def test_an_answer_sent_back_that_comes_again_unsupported_by_any_result_is_sent_back_once(scripted, tmp_path) -> None:
+    # The 1.5B (react hex_caesar, transcribe_translate): answered an invented value, was sent back, made one
+    # call, and answered the same value again although no tool result held it.
+    server = scripted([reply("Answer: 2022"), call("get_price", item="tea"), reply("The answer is 2022."),
+                       reply("Answer: 2.5")])
+    with agent(server, tmp_path) as a:
+        result = a.run("Find the current price of tea.")
+    assert result.answer == "Answer: 2.5" and len(server.requests) == 4
+    assert server.requests[1]["messages"][-1]["content"] == VERIFY
+    assert server.requests[3]["messages"][-1] == {"role": "user", "content": REPEATED}
+    notices = [e for e in events(result) if e["kind"] == "notice" and e.get("about") == "act_first"]
+    assert len(notices) == 2 and "no tool result holds it" in notices[1]["message"]
+
+
+def test_the_same_answer_is_taken_when_a_result_shows_it_and_sent_back_only_once(scripted, tmp_path) -> None:
+    server = scripted([reply("Answer: 2.5"), call("get_price", item="tea"), reply("Answer: 2.5")])
+    with agent(server, tmp_path) as a:
+        result = a.run("Find the current price of tea.")
+    assert (result.answer, len(server.requests)) == ("Answer: 2.5", 3)  # the result holds 2.5: taken
+    server = scripted([reply("Answer: 2022"), call("get_price", item="tea"), reply("Answer: 2022"),
+                       reply("Answer: 2022")])
+    with agent(server, tmp_path) as a:
+        result = a.run("Find the current price of tea.")
+    assert (result.answer, len(server.requests)) == ("Answer: 2022", 4)  # once a run, then taken

@@ -84,14 +84,28 @@ def test_a_greeting_to_the_real_model_was_one_request_and_its_trace_replays() ->
     assert report.identical and report.requests == 1, report.summary()
 
 
+# Episodes whose ending toolmode changed on purpose after the port: what the new request asks (the recorded
+# requests must still be sent as they were, then this one comes). react hex_caesar answered `2022` at step 1,
+# was sent back, called caesar_decode (result 4b4d5252) and answered `2022` again, which no result holds.
+CHANGED = {("message_decoder/hex_caesar_combined_decoding", "react"): "act_first_repeated"}
+
+
 @pytest.mark.skipif(SUITE is None, reason="M3ToolEval task modules not found")
 @pytest.mark.parametrize("episode", EPISODES, ids=[f"{e['task'].split('/')[1]}-{e['mode']}" for e in EPISODES])
 def test_the_ported_code_sends_the_requests_local_sent(episode: dict[str, Any], tmp_path: Path) -> None:
     trace = FIXTURES / episode["evidence_trace"] if episode["evidence_trace"] else None
     requests, record = _script().episode_requests(str(SUITE), episode["task"], episode["mode"], trace, tmp_path)
+    changed = CHANGED.get((episode["task"], episode["mode"]))
+    if changed is not None:
+        from toolmode.prompts import PromptSet, packaged
+
+        head = PromptSet.load([packaged("policies.toml")]).text(changed, answer="\0").split("\0")[0]
+        assert len(requests) == len(episode["requests"]) + 1, len(requests)
+        assert requests[-1]["messages"][-1]["content"].startswith(head), requests[-1]["messages"][-1]
+        requests = requests[:-1]
     difference = first_difference(_ids_numbered(episode["requests"]), _ids_numbered(requests))
     assert difference is None, str(difference)
-    if trace is None:
+    if trace is None or changed is not None:
         return
     # The episode itself ran the same: the same tool results, step for step, and the same answer.
     ported = read(tmp_path / record["trace"]).runs[0]

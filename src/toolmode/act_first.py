@@ -22,7 +22,9 @@ tool, the model is asked to use the tools first (or to fix the failed call), and
 "tool_choice" the next request again asks for a call; a greeting touches none and is taken at once.
 
 A reply that is not an answer (`not_an_answer`: a tool's error text or a toolmode note of the run repeated, a
-chat-template block, an `Answer:` with no value) gets one correction a run, whatever the calls did.
+chat-template block, an `Answer:` with no value) gets one correction a run, whatever the calls did. An answer
+that was sent back as unverified and comes again after calls that worked, although no tool result holds it
+(the 1.5B called one tool and then repeated its invented value), is sent back once more (`act_first_repeated`).
 
 With `"schema"`, an answer that does not match `output_type` is also asked again under the endpoint's
 JSON-schema constraint. Every text the model reads is in the prompt set (`policies.toml`).
@@ -110,6 +112,8 @@ class ActFirst(ReplyPolicy):
         self.failed_checks = 0  # answers after calls that all failed, sent back so far
         self.failed_seen = 0  # how many calls had been made at the last of those
         self.corrected = False  # a reply that is not an answer is corrected once a run
+        self.rejected: set[str] = set()  # the answers sent back as unverified (their values, see `answer_value`)
+        self.repeat_checked = False  # such an answer coming back is sent back once a run
         self.force_next = False
         self.answer_schema: dict[str, Any] | None = None
         self._matches = matches
@@ -164,7 +168,7 @@ class ActFirst(ReplyPolicy):
         """The correction of a reply that is not an answer, else the check of an unverified answer."""
         if self.how == "off":
             return None
-        return self._not_an_answer(run, text) or self._unverified(run)
+        return self._not_an_answer(run, text) or self._unverified(run, text) or self._rejected_again(run, text)
 
     def _not_an_answer(self, run: Run, text: str) -> Verdict | None:
         """A reply that is a tool's error or a toolmode note of this run, a chat-template block, or an empty
@@ -178,7 +182,7 @@ class ActFirst(ReplyPolicy):
         message = run.prompts.text("not_an_answer", why=run.prompts.text(f"not_an_answer_{why}"))
         return Verdict("ask_again", NOT_AN_ANSWER, message, f"not taken as the answer: {why.replace('_', ' ')}")
 
-    def _unverified(self, run: Run) -> Verdict | None:
+    def _unverified(self, run: Run, text: str) -> Verdict | None:
         """An answer before any tool call worked: asked once at the start (no call yet), and after each new
         round of calls that all failed (at most FAILED_CHECKS_MAX times a run)."""
         calls = [c for r in run.records for c in r.calls]
@@ -197,11 +201,27 @@ class ActFirst(ReplyPolicy):
         else:
             self.asked = True
         self.force_next = True
+        self.rejected.add(answer_value(text))
         failed = any(c.error for c in calls)  # else no call, or programs that called no tool
         why = "every call failed" if failed else "no tool ran"
         message = run.prompts.text("act_first_failed" if failed else "act_first")
         return Verdict("ask_again", ABOUT, message,
                        f"answered although {why}, on a task that matches the tools: asked to use them")
+
+    def _rejected_again(self, run: Run, text: str) -> Verdict | None:
+        """An answer sent back as unverified that comes again although no tool result holds its value: sent
+        back once a run (a result that shows it, however written around, lets it through)."""
+        said = text.casefold()
+        value = next((v for v in sorted(self.rejected) if v and _mentions(said, v)), None)
+        if self.repeat_checked or value is None:
+            return None
+        worked = [c.result.casefold() for r in run.records for c in r.calls if self._worked(run, c)]
+        if not worked or any(value in result for result in worked):
+            return None  # no call worked (the checks above decide), or a result shows it
+        self.repeat_checked = True
+        shown = value if len(value) <= 80 else value[:77] + "..."
+        return Verdict("ask_again", ABOUT, run.prompts.text("act_first_repeated", answer=shown),
+                       "the answer sent back before any tool worked came again, and no tool result holds it")
 
     def _worked(self, run: Run, call: CallRecord) -> bool:
         """A call that returned without an error; with "schema" (small local models, which write programs over
@@ -241,6 +261,19 @@ def not_an_answer(text: str, errors: Sequence[str], notes: Sequence[str]) -> str
             if said in lines or (len(said) >= COPIED_MIN and (said in source or _line_of(source) in said)):
                 return kind
     return None
+
+
+def answer_value(text: str) -> str:
+    """What an answer says, to compare answers with each other and with tool results: the text after its last
+    `Answer:` label (the whole text without one), without surrounding quotes and punctuation, case-folded."""
+    parts = _ANSWER_LABEL.split(text)
+    return parts[-1].strip(" \t\r\n'\"`.,;:").casefold()
+
+
+def _mentions(text: str, value: str) -> bool:
+    """Whether `value` stands in `text` as a whole (not inside a longer word or number: "2022" is not in
+    "20221" nor in "2022.5")."""
+    return re.search(rf"(?<![\w.]){re.escape(value)}(?![\w]|\.\d)", text) is not None
 
 
 def _line_of(text: str) -> str:
