@@ -257,6 +257,24 @@ def test_tools_can_be_imported_from_a_module_named_tools(scripted, tmp_path, wor
     assert ran.error is False and ran.result.strip() == "hello from a True"
 
 
+def test_run_code_and_final_answer_import_from_tools_and_other_names_list_the_tools(scripted, tmp_path,
+                                                                                   workspace) -> None:
+    # Recorded from the 1.5B (code interstellar_trade_transaction): `from tools import run_code, final_answer`
+    # in 6 programs in a row, each an ImportError naming only run_code; the request had offered both as tools.
+    (workspace / "a.txt").write_text("hello from a\n")
+    program = ("from tools import run_code, final_answer\ntext = read_file('a.txt').strip()\n"
+               "final_answer(text)")
+    server = scripted([call("run_code", code=program), call("run_code", code="run_code('print(1)')"),
+                       call("run_code", code="from tools import fetch_page"), reply("hello from a")])
+    with agent(server, tmp_path, tools=builtin_tools(workspace), mode="code", workspace=workspace) as a:
+        result = a.run("read a.txt")
+    shown, nested, unknown = (r.calls[0] for r in result.records[:3])
+    assert shown.error is False and shown.result.strip() == "Answer: hello from a"
+    assert nested.error is True and "run_code is the tool that runs this program" in nested.result
+    assert unknown.error is True and "tools has no 'fetch_page'; its tools are:" in unknown.result
+    assert "read_file" in unknown.result and "list_dir" in unknown.result
+
+
 def test_a_name_from_an_earlier_program_gets_a_fresh_namespace_hint(scripted, tmp_path, workspace) -> None:
     # Recorded from the 1.5B: it used `log_files` from an earlier run_code call five times in a row.
     server = scripted([call("run_code", code="log_files = [1, 2]\nprint(log_files)"),

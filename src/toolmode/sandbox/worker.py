@@ -53,6 +53,41 @@ class ToolDenied(PermissionError):
     """A tool call was refused by the user or an approval policy; the tool did not run."""
 
 
+# Names a small model puts beside its tools because its request listed them as tools: the tool that runs this
+# program and act_first's final_answer (the 1.5B sent `from tools import run_code, final_answer` in 6 programs of
+# one M3ToolEval episode, each an ImportError; issue 18).
+CODE_TOOL = "run_code"
+
+
+def final_answer(answer: Any) -> Any:
+    """Show the final answer: printed as `Answer: <answer>` (then reply with it); returns `answer`."""
+    print(f"Answer: {answer}")
+    return answer
+
+
+def run_code(*args: Any, **kwargs: Any) -> Any:
+    """Not callable here: run_code is the tool that runs this program."""
+    raise RuntimeError("run_code is the tool that runs this program: inside it, call the tools directly")
+
+
+def tools_module(stubs: dict[str, Any]) -> Any:
+    """The module `tools`: the run's tools, `final_answer` and `run_code` (see above); any other name is an
+    ImportError that lists the tools (Python's own would name only the missing one)."""
+    module = type(sys)("tools", "The tools of this run (also defined as globals).")
+    extra = {"final_answer": final_answer, CODE_TOOL: run_code}
+
+    def __getattr__(name: str) -> Any:
+        if name in extra:
+            return extra[name]
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise ImportError(f"tools has no {name!r}; its tools are: {', '.join(sorted(stubs)) or 'none'}")
+
+    vars(module).update(stubs)
+    vars(module)["__getattr__"] = __getattr__
+    return module
+
+
 class Capture(io.TextIOBase):
     """stdout and stderr together: keeps the first `limit` characters and counts the rest."""
 
@@ -248,12 +283,13 @@ class Runner:
         ns = self.ns
         ns["ToolError"] = ToolError
         ns["ToolDenied"] = ToolDenied
+        ns["final_answer"] = final_answer  # a tool of the same name (below) takes its place
+        ns[CODE_TOOL] = run_code
         stubs = {str(spec["name"]): make_stub(spec, self.rpc) for spec in msg.get("stubs", [])}
         ns.update(stubs)
         # Small models often write `from tools import find_flights` (the 1.5B on M3ToolEval: 4 of 15 episodes, 6 of
         # 16 programs; issue 18): the tools are importable from a module of that name as well.
-        sys.modules["tools"] = type(sys)("tools", "The tools of this run (also defined as globals).")
-        vars(sys.modules["tools"]).update(stubs)
+        sys.modules["tools"] = tools_module(stubs)
         error = None
         saved = sys.stdout, sys.stderr
         sys.stdout = sys.stderr = capture
