@@ -275,6 +275,25 @@ def test_run_code_and_final_answer_import_from_tools_and_other_names_list_the_to
     assert "read_file" in unknown.result and "list_dir" in unknown.result
 
 
+def test_empty_definitions_of_tools_are_skipped_and_the_tools_called(scripted, tmp_path, workspace) -> None:
+    # Recorded from the 1.5B (code cheapest_new_york_trip): the program declared `def find_flights(...): pass`
+    # and the other tools before calling them, so every call returned None ('NoneType' is not subscriptable), 5 times.
+    (workspace / "a.txt").write_text("hello from a\n")
+    declared = ("def read_file(path: str) -> str:\n    # Implementation of reading\n    pass\n\n"
+                "def list_dir(path='.'):\n    \"\"\"Lists.\"\"\"\n    ...\n\n"
+                "text = read_file('a.txt')\nprint(text.strip())\nprint(1 / 0)\n")
+    own = "def read_file(path):\n    return 'mine'\n\nprint(read_file('a.txt'))"
+    server = scripted([call("run_code", code=declared), call("run_code", code=own), reply("hello from a")])
+    with agent(server, tmp_path, tools=builtin_tools(workspace), mode="code", workspace=workspace) as a:
+        result = a.run("read a.txt")
+    skipped, kept = (r.calls[0] for r in result.records[:2])
+    lines = skipped.result.splitlines()
+    assert lines[0] == "hello from a" and "line 11" in skipped.result  # the program's own line numbers
+    assert lines[-1] == ("[note: your empty definitions of read_file, list_dir were skipped: those are the tools, "
+                         "call them without defining them]")
+    assert kept.result.strip() == "mine" and "note" not in kept.result  # a definition with a body is the program's
+
+
 def test_a_name_from_an_earlier_program_gets_a_fresh_namespace_hint(scripted, tmp_path, workspace) -> None:
     # Recorded from the 1.5B: it used `log_files` from an earlier run_code call five times in a row.
     server = scripted([call("run_code", code="log_files = [1, 2]\nprint(log_files)"),

@@ -597,8 +597,11 @@ class Sandbox:
         if msg.get("retire") is True and self.persistent:
             self._state_lost = True  # the next run starts in a fresh namespace and is told so
             self._replace()
+        skipped = msg.get("skipped")
+        skipped = tuple(n for n in skipped if isinstance(n, str) and n in state.allowed)[:50] \
+            if isinstance(skipped, list) else ()
         return CodeResult(output=text, error=err_text, line=line, truncated=truncated, calls=state.calls, reset=lost,
-                          repaired=repair_note)
+                          repaired=repair_note, skipped=skipped)
 
     def _call(self, msg: dict[str, Any], state: _RunState, call: Callable[[str, dict[str, Any]], Any],
               deadline: float, guard: _Guard) -> dict[str, Any]:

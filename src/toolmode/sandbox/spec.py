@@ -92,6 +92,7 @@ class CodeResult:
     timed_out: bool = False
     reset: bool = False
     repaired: str | None = None  # what was changed to make the program parse (worker.compile_program)
+    skipped: tuple[str, ...] = ()  # tools whose empty definitions in the program were skipped (worker.skip_tool_stubs)
     written: int = 0  # bytes charged to the run's write budget (budget.py)
 
     def text(self) -> str:
@@ -101,4 +102,8 @@ class CodeResult:
         parts = [p for p in (self.output.rstrip("\n"), self.error) if p] or [EMPTY_OUTPUT]
         if self.repaired:
             parts.append(f"[note: repaired to parse: {self.repaired.rsplit(REPAIRED_WITH, 1)[-1]}]")
+        if self.skipped:
+            names = ", ".join(self.skipped)
+            parts.append(f"[note: your empty definitions of {names} were skipped: those are the tools, call them "
+                         "without defining them]")
         return "\n".join(parts)

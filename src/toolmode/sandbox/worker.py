@@ -294,8 +294,11 @@ class Runner:
         saved = sys.stdout, sys.stderr
         sys.stdout = sys.stderr = capture
         repaired = None
+        skipped: list[str] = []
         try:
             compiled, repaired = compile_program(code)
+            if stubs and "def" in code:  # cheap: the AST is read only for a program that may define a function
+                compiled, skipped = skip_tool_stubs(repaired["code"] if repaired else code, compiled, set(stubs))
         except SyntaxError as exc:
             error = {"type": type(exc).__name__, "message": str(exc.msg), "line": exc.lineno, "column": exc.offset}
         else:
@@ -317,7 +320,35 @@ class Runner:
                 "retire": retire, "threads": leftover_threads}
         if repaired is not None:
             done["repaired"] = repaired
+        if skipped:
+            done["skipped"] = skipped
         return done
+
+
+def skip_tool_stubs(code: str, compiled: Any, tools: set[str]) -> tuple[Any, list[str]]:
+    """The program without its top-level definitions of tool names whose body is empty (`pass`, `...`, a
+    docstring): small models declare the tools they saw before calling them (the 1.5B: `def find_flights(...):
+    pass`, so every call returned None). Line numbers stay the program's. Returns (code object, names skipped)."""
+    import ast
+
+    tree = ast.parse(code, "<code>")
+    kept, skipped = [], []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name in tools and _empty(node.body):
+            skipped.append(node.name)
+        else:
+            kept.append(node)
+    if not skipped:
+        return compiled, []
+    tree.body = kept
+    return compile(tree, "<code>", "exec"), skipped
+
+
+def _empty(body: list[Any]) -> bool:
+    import ast
+
+    return all(isinstance(s, ast.Pass) or (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
+               for s in body)
 
 
 def compile_program(code: str) -> tuple[Any, dict[str, str] | None]:
