@@ -291,7 +291,28 @@ def test_empty_definitions_of_tools_are_skipped_and_the_tools_called(scripted, t
     assert lines[0] == "hello from a" and "line 11" in skipped.result  # the program's own line numbers
     assert lines[-1] == ("[note: your empty definitions of read_file, list_dir were skipped: those are the tools, "
                          "call them without defining them]")
-    assert kept.result.strip() == "mine" and "note" not in kept.result  # a definition with a body is the program's
+    assert kept.result.splitlines()[0] == "mine" and "replaced the tools read_file" in kept.result  # ran as written
+
+
+def test_a_program_that_replaces_the_tools_with_its_own_code_and_calls_none_is_told(scripted, tmp_path,
+                                                                                   workspace) -> None:
+    # Recorded from the 1.5B (code taxed_commodity_export): `convert_currency = lambda base_price, rate: ...` for
+    # every trade tool, no tool called, `Answer: 420.0`; act_first then said "every tool call so far failed".
+    (workspace / "a.txt").write_text("hello from a\n")
+    own = "read_file = lambda path: 'mine'\nprint(read_file('a.txt'))"
+    wrapped = "list_dir = list_dir\nprint(read_file('a.txt').strip())"
+    server = scripted([call("run_code", code="print(1/0)"), call("run_code", code=own), reply("Answer: mine"),
+                       call("run_code", code=wrapped), reply("hello from a")])
+    with agent(server, tmp_path, tools=builtin_tools(workspace), mode="code", workspace=workspace,
+               preset="llamacpp") as a:
+        result = a.run("read a.txt and tell me what it says")
+    replaced, used = result.records[1].calls[0], result.records[3].calls[0]
+    assert replaced.error is False and replaced.result.splitlines()[-1] == (
+        "[note: your program replaced the tools read_file with its own code and called no tool: call the tools "
+        "themselves]")
+    assert used.result.strip() == "hello from a"  # a tool was called: no note
+    sent_back = server.requests[3]["messages"][-1]["content"]
+    assert "every tool call so far failed" not in sent_back and "without using any tool" in sent_back
 
 
 def test_a_name_from_an_earlier_program_gets_a_fresh_namespace_hint(scripted, tmp_path, workspace) -> None:

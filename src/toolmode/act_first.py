@@ -202,7 +202,10 @@ class ActFirst(ReplyPolicy):
             self.asked = True
         self.force_next = True
         self.rejected.add(answer_value(text))
-        failed = any(c.error for c in calls)  # else no call, or programs that called no tool
+        # The last round decides the message: failed calls, or none / programs that called no tool (a program that
+        # ran after earlier failures but computed on its own is not a failed call).
+        last = next((r.calls for r in reversed(run.records) if r.calls), [])
+        failed = any(c.error for c in last)
         why = "every call failed" if failed else "no tool ran"
         message = run.prompts.text("act_first_failed" if failed else "act_first")
         return Verdict("ask_again", ABOUT, message,

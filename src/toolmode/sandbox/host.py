@@ -597,11 +597,9 @@ class Sandbox:
         if msg.get("retire") is True and self.persistent:
             self._state_lost = True  # the next run starts in a fresh namespace and is told so
             self._replace()
-        skipped = msg.get("skipped")
-        skipped = tuple(n for n in skipped if isinstance(n, str) and n in state.allowed)[:50] \
-            if isinstance(skipped, list) else ()
+        skipped, redefined = (_tool_names(msg.get(key), state.allowed) for key in ("skipped", "redefined"))
         return CodeResult(output=text, error=err_text, line=line, truncated=truncated, calls=state.calls, reset=lost,
-                          repaired=repair_note, skipped=skipped)
+                          repaired=repair_note, skipped=skipped, redefined=redefined)
 
     def _call(self, msg: dict[str, Any], state: _RunState, call: Callable[[str, dict[str, Any]], Any],
               deadline: float, guard: _Guard) -> dict[str, Any]:
@@ -678,6 +676,13 @@ class Sandbox:
         if isinstance(exc, Exception):
             return False, exc
         raise exc  # KeyboardInterrupt, SystemExit: not the program's business
+
+
+def _tool_names(value: Any, allowed: set[str]) -> tuple[str, ...]:
+    """The tool names in a done frame's list (the worker's word: only names of this run's tools, at most 50)."""
+    if not isinstance(value, list):
+        return ()
+    return tuple(dict.fromkeys(n for n in value if isinstance(n, str) and n in allowed))[:50]
 
 
 @dataclasses.dataclass

@@ -92,7 +92,8 @@ class CodeResult:
     timed_out: bool = False
     reset: bool = False
     repaired: str | None = None  # what was changed to make the program parse (worker.compile_program)
-    skipped: tuple[str, ...] = ()  # tools whose empty definitions in the program were skipped (worker.skip_tool_stubs)
+    skipped: tuple[str, ...] = ()  # tools whose empty definitions in the program were skipped (worker.tool_definitions)
+    redefined: tuple[str, ...] = ()  # tool names the program gave code of its own (worker.tool_definitions)
     written: int = 0  # bytes charged to the run's write budget (budget.py)
 
     def text(self) -> str:
@@ -106,4 +107,8 @@ class CodeResult:
             names = ", ".join(self.skipped)
             parts.append(f"[note: your empty definitions of {names} were skipped: those are the tools, call them "
                          "without defining them]")
+        if self.redefined and self.calls == 0:
+            names = ", ".join(self.redefined)
+            parts.append(f"[note: your program replaced the tools {names} with its own code and called no tool: "
+                         "call the tools themselves]")
         return "\n".join(parts)

@@ -295,10 +295,12 @@ class Runner:
         sys.stdout = sys.stderr = capture
         repaired = None
         skipped: list[str] = []
+        redefined: list[str] = []
         try:
             compiled, repaired = compile_program(code)
-            if stubs and "def" in code:  # cheap: the AST is read only for a program that may define a function
-                compiled, skipped = skip_tool_stubs(repaired["code"] if repaired else code, compiled, set(stubs))
+            if any(f"def {n}" in code or f"{n} =" in code or f"{n}=" in code for n in stubs):  # else no AST read
+                compiled, skipped, redefined = tool_definitions(repaired["code"] if repaired else code, compiled,
+                                                                set(stubs))
         except SyntaxError as exc:
             error = {"type": type(exc).__name__, "message": str(exc.msg), "line": exc.lineno, "column": exc.offset}
         else:
@@ -322,26 +324,35 @@ class Runner:
             done["repaired"] = repaired
         if skipped:
             done["skipped"] = skipped
+        if redefined:
+            done["redefined"] = redefined
         return done
 
 
-def skip_tool_stubs(code: str, compiled: Any, tools: set[str]) -> tuple[Any, list[str]]:
+def tool_definitions(code: str, compiled: Any, tools: set[str]) -> tuple[Any, list[str], list[str]]:
     """The program without its top-level definitions of tool names whose body is empty (`pass`, `...`, a
     docstring): small models declare the tools they saw before calling them (the 1.5B: `def find_flights(...):
-    pass`, so every call returned None). Line numbers stay the program's. Returns (code object, names skipped)."""
+    pass`, so every call returned None). Line numbers stay the program's. Also the tool names the program
+    gives its own code at the top level (`def` with a body, `name = lambda ...`): the 1.5B rewrote the trade tools
+    as lambdas and called none. Returns (code object, names skipped, names redefined)."""
     import ast
 
     tree = ast.parse(code, "<code>")
-    kept, skipped = [], []
+    kept, skipped, redefined = [], [], []
     for node in tree.body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name in tools and _empty(node.body):
-            skipped.append(node.name)
-        else:
-            kept.append(node)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name in tools:
+            if _empty(node.body):
+                skipped.append(node.name)
+                continue
+            redefined.append(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            redefined += [t.id for t in targets if isinstance(t, ast.Name) and t.id in tools]
+        kept.append(node)
     if not skipped:
-        return compiled, []
+        return compiled, [], redefined
     tree.body = kept
-    return compile(tree, "<code>", "exec"), skipped
+    return compile(tree, "<code>", "exec"), skipped, redefined
 
 
 def _empty(body: list[Any]) -> bool:
