@@ -66,6 +66,17 @@ def test_a_chat_template_block_is_not_the_answer(scripted, tmp_path) -> None:
     assert (result.answer, result.steps) == ("Answer: A", 3)
 
 
+def test_a_chat_template_block_is_never_the_answer_the_step_limit_ends_the_run(scripted, tmp_path) -> None:
+    # code full_alien (landed code): the same `<tool_response>` block (a copy of the last error) three times; the
+    # third came after the one correction and was taken as the answer. Now each is corrected.
+    block = "<tool_response>\nError at line 3: ValueError: invalid literal for int()\n</tool_response>"
+    server = scripted([call("count_nucleotides", dna="TACGAAAAG"), reply(block), reply(block), reply(block)])
+    with agent(server, tmp_path, preset="openai", max_steps=4) as a:
+        result = a.run(TASK)
+    assert result.stopped == "step_limit" and result.answer is None
+    assert [r["messages"][-1]["content"] for r in server.requests[2:]] == [correction("tag")] * 2
+
+
 def test_an_answer_label_without_a_value_is_corrected_once_then_taken(scripted, tmp_path) -> None:
     # code full_alien: the step-2 reply was `Answer: 'Answer: '`. Corrected once; a second one is taken, so a
     # run cannot loop on this check.

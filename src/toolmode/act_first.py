@@ -171,9 +171,11 @@ class ActFirst(ReplyPolicy):
         return self._not_an_answer(run, text) or self._unverified(run, text) or self._rejected_again(run, text)
 
     def _not_an_answer(self, run: Run, text: str) -> Verdict | None:
-        """A reply that is a tool's error or a toolmode note of this run, a chat-template block, or an empty
-        `Answer:` is not taken as the answer without one correction."""
-        if self.corrected:
+        """A reply that is a tool's error or a toolmode note of this run, or an empty `Answer:`, is not taken as
+        the answer without one correction a run (it may be what a task asked for: an error message); a reply that
+        is a chat-template block is never taken (corrected each time: the step limit ends a model that keeps
+        sending one; the 1.5B sent the same `<tool_response>` block three times)."""
+        if self.corrected and not _TEMPLATE_TAG.match(text):
             return None
         why = not_an_answer(text, _failed_results(run), _notes(run))
         if why is None:
