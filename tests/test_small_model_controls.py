@@ -442,3 +442,16 @@ def test_the_repeat_message_restates_a_short_task_only(scripted, tmp_path) -> No
     with agent(server, tmp_path) as a:
         a.run("Echo x. " + "Context. " * 200)
     assert "The task was" not in server.requests[2]["messages"][-1]["content"]
+
+
+def test_a_program_that_reaches_for_the_network_is_pointed_at_the_tools(scripted, tmp_path, workspace) -> None:
+    # Recorded from the 1.5B (code price_of_legendary_wand, and the other web tasks): `import requests` and a
+    # made-up URL, three times, then `Answer: Error`; the browsing tools were never called.
+    program = "import requests\nprint(requests.get('https://api.example.com/wand').json())"
+    server = scripted([call("run_code", code=program), reply("ok")])
+    with agent(server, tmp_path, tools=builtin_tools(workspace), mode="code", workspace=workspace) as a:
+        result = a.run("price of the wand")
+    failed = result.records[0].calls[0]
+    assert failed.error is True and "No module named 'requests'" in failed.result
+    assert "there is no network in the sandbox: look things up by calling the tools" in failed.result
+    assert "read_file" in failed.result.splitlines()[-1]

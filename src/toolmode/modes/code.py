@@ -189,6 +189,9 @@ class CodeMode(Mode):
         m = re.search(r"NameError: name '(\w+)' is not defined", result.error)
         if m and m.group(1) in earlier and not self.persistent:
             result.error += self.prompts.text("fresh_namespace_hint", name=m.group(1))
+        if _NETWORK.search(result.error):  # small models fetch with `requests` instead of calling the tools
+            offered = ", ".join(list(self.catalog.tools)[:8]) or "none"
+            result.error += self.prompts.text("no_network_hint", tools=offered)
         if "PermissionError" in result.error and _PROCESS_CALL.search(result.error):
             text = "no_processes" if "run_shell" in self.catalog.tools else "no_processes_no_shell"
             result.error = result.error.replace("[Errno 1] Operation not permitted", self.prompts.text(text))
@@ -246,6 +249,9 @@ def program_calls(context: runctx.RunContext[Any]) -> dict[str, int]:
     return context.state.get(id(_PROGRAM_CALLS)) or {}
 
 
+# A program that tried the network: an HTTP library that is not there, or a connection the sandbox refused.
+_NETWORK = re.compile(r"No module named '(?:requests|httpx|aiohttp|urllib3|selenium|bs4|scrapy|pycurl|websockets?)'"
+                      r"|\bURLError\b|\bgaierror\b|Network is unreachable|Name or service not known")
 _PROCESS_CALL = re.compile(r"\bsubprocess\b|\bPopen\b|\bos\.(?:system|popen|exec\w*|spawn\w*|fork\w*|posix_spawn\w*)\b")
 
 
