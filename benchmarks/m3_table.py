@@ -4,9 +4,11 @@
 
 Reads the peer's `results.jsonl` (benchmarks/peer_smolagents.py) and toolmode's (benchmarks/local_model.py),
 and prints per task and agent: solved, tool calls, steps, prompt and completion tokens; then per agent:
-solved, episodes in which a task tool ran, prompt tokens in all and per solved task. For toolmode's code
-modes, "tool calls" counts run_code programs, and a task tool "ran" when a program that calls one by name
-ran without error (programs' inner calls are not traced one by one). Only finished episodes are counted.
+solved, episodes in which a task tool ran, prompt tokens in all and per solved task, and (toolmode) the
+episodes whose answer was taken at step 1 with no tool run before it. For toolmode's code modes, "tool calls"
+counts run_code programs, and a task tool "ran" when a program's `code_run` event counts calls to the tools
+(traces before that event existed: a program that names a tool and ran without error). Only finished
+episodes are counted.
 """
 
 from __future__ import annotations
@@ -39,7 +41,10 @@ def toolmode_rows(folder: Path) -> list[dict[str, Any]]:
         events = _read(folder / r["trace"]) if r.get("trace") else []
         schemas = next((e["schemas"] for e in events if e.get("kind") == "tools"), [])
         inner = _inner_tool_names(schemas)
-        ran = False
+        ran = any(e.get("kind") == "code_run" and (e.get("calls") or 0) > 0 for e in events)
+        end = next((e for e in events if e.get("kind") == "run_end"), {})
+        first_results = [e for e in events if e.get("kind") == "tool_result" and e.get("step") == 1]
+        step1 = end.get("stopped") == "answer" and end.get("steps") == 1 and not first_results
         for e in events:
             if e.get("kind") != "tool_result" or e.get("error"):
                 continue
@@ -50,7 +55,8 @@ def toolmode_rows(folder: Path) -> list[dict[str, Any]]:
                 ran = True
         rows.append({"agent": f"toolmode {r['mode']} ({folder.name})", "task": r["task"], "solved": bool(r.get("ok")),
                      "calls": r.get("tool_calls") or 0, "task_tool_ran": ran, "steps": r.get("steps") or 0,
-                     "prompt": r.get("prompt_tokens") or 0, "completion": r.get("completion_tokens") or 0})
+                     "prompt": r.get("prompt_tokens") or 0, "completion": r.get("completion_tokens") or 0,
+                     "step1": step1})
     return rows
 
 
@@ -77,14 +83,17 @@ def print_tables(rows: list[dict[str, Any]]) -> None:
         print(f"| {r['task']} | {r['agent']} | {'yes' if r['solved'] else 'no'} | {r['calls']} | {r['steps']} "
               f"| {r['prompt']:,} | {r['completion']:,} |")
     print()
-    print("| agent | episodes | solved | a task tool ran | prompt tok | prompt tok per solved task |")
-    print("|---|---|---|---|---|---|")
+    print("| agent | episodes | solved | a task tool ran | answered at step 1, no tool | prompt tok "
+          "| prompt tok per solved task |")
+    print("|---|---|---|---|---|---|---|")
     for agent in sorted({r["agent"] for r in rows}):
         rs = [r for r in rows if r["agent"] == agent]
         solved = sum(r["solved"] for r in rs)
         prompt = sum(r["prompt"] for r in rs)
         per = f"{prompt / solved:,.0f}" if solved else "-"
-        print(f"| {agent} | {len(rs)} | {solved} | {sum(r['task_tool_ran'] for r in rs)} | {prompt:,} | {per} |")
+        step1 = sum(r["step1"] for r in rs) if all("step1" in r for r in rs) else "-"
+        print(f"| {agent} | {len(rs)} | {solved} | {sum(r['task_tool_ran'] for r in rs)} | {step1} | {prompt:,} "
+              f"| {per} |")
 
 
 def main(argv: list[str] | None = None) -> int:
