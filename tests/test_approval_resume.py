@@ -245,3 +245,17 @@ def test_a_chat_turn_that_stops_for_approval_is_resumed_and_the_chat_goes_on(scr
     assert [m["role"] for m in server.requests[2]["messages"]] == ["user", "assistant", "tool", "assistant", "user"]
     [trace] = list(tmp_path.iterdir())
     assert [r.end.stopped for r in read(trace).runs] == ["approval", "answer", "answer"]
+
+
+def test_aresume_continues_a_stopped_run_under_asyncio(scripted, tmp_path: Path) -> None:
+    import asyncio
+
+    log: list[tuple[str, dict[str, Any]]] = []
+    server = scripted([call("delete_file", path="b"), reply("done")])
+    with agent_on(server, recording_tools(log), runs_dir=tmp_path) as agent:
+        first = asyncio.run(agent.arun("clean up"))
+        assert first.stopped == "approval" and log == []
+        [pending] = first.pending
+        second = asyncio.run(agent.aresume(first.state(), decisions={pending.call_id: True}))
+    assert (second.stopped, second.answer) == ("answer", "done")
+    assert log == [("delete_file", {"path": "b"})] and second.trace_path == first.trace_path

@@ -274,6 +274,15 @@ class Agent:
         names the run it continues); its step numbers go on from the stopped run's, with a budget of its own.
         Other options as for `run` (not `history`).
         """
+        return self._execute(self._resumed(state, decisions, continue_trace, options))
+
+    async def aresume(self, state: Any, decisions: dict[str, Any], *, continue_trace: bool = True,
+                      **options: Any) -> RunResult:
+        """`resume` for asyncio, as `arun` is to `run` (cancelling the awaiting task cancels the run)."""
+        return await self._awaited(self._resumed(state, decisions, continue_trace, options))
+
+    def _resumed(self, state: Any, decisions: dict[str, Any], continue_trace: bool, options: dict[str, Any]) -> _Run:
+        """The prepared run that continues `state` with `decisions` (see `resume`)."""
         from toolmode.approval.state import SavedRun
 
         saved = SavedRun.from_json(state)
@@ -289,8 +298,8 @@ class Agent:
                 options["trace"] = trace
                 run = self._prepare(saved.task, resume=saved, preset=preset, **options)
                 run.owns_trace = True
-                return self._execute(run)
-        return self._execute(self._prepare(saved.task, resume=saved, preset=preset, **options))
+                return run
+        return self._prepare(saved.task, resume=saved, preset=preset, **options)
 
     def _trace_to_continue(self, saved: Any) -> Trace | None:
         """A trace appending to the stopped run's file, with this agent's other sinks; None when it is gone."""
@@ -357,7 +366,10 @@ class Agent:
         context variables reach the tools), async tools on the caller's event loop. Cancelling the awaiting
         task cancels the run.
         """
-        run = self._prepare(task, **options)
+        return await self._awaited(self._prepare(task, **options))
+
+    async def _awaited(self, run: _Run) -> RunResult:
+        """Drive a prepared run on a worker thread and await its result (see `arun`)."""
         loop = asyncio.get_running_loop()
         done: asyncio.Future[Any] = loop.create_future()
 
