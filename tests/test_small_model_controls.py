@@ -327,6 +327,19 @@ def test_a_name_from_an_earlier_program_gets_a_fresh_namespace_hint(scripted, tm
     assert "NameError" in plain and "earlier run_code call" not in plain
 
 
+def test_a_name_a_failed_program_never_set_gets_no_fresh_namespace_hint(scripted, tmp_path, workspace) -> None:
+    # Recorded from the 1.5B (code reverse_transcribe on the landed code): `rna = reverse(rna)` failed with a NameError
+    # at that line; sent again, the error said rna "was set by an earlier run_code call", which it never was.
+    program = "dna = 'AUG'\nrna = list(rna)\nprint(rna)"
+    server = scripted([call("run_code", code=program), call("run_code", code=program),
+                       call("run_code", code="print(dna)"), reply("ok")])
+    with agent(server, tmp_path, tools=builtin_tools(workspace), mode="code", workspace=workspace) as a:
+        result = a.run("go")
+    first, again, used = (r.calls[0].result for r in result.records[:3])
+    assert "NameError" in again and "earlier run_code call" not in again
+    assert "dna was set by an earlier run_code call" in used  # set before the failing line: it was set
+
+
 def test_the_same_call_written_twice_in_one_reply_runs_once(scripted, tmp_path) -> None:
     block = '```json\n{"name": "echo", "arguments": {"text": "x"}}\n```'
     ECHOED.clear()

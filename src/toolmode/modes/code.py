@@ -178,7 +178,8 @@ class CodeMode(Mode):
             result = self.sandbox.run(code, self._stubs, host_call, deadline)
             seconds = time.monotonic() - started
             earlier = set(defined)
-            defined.update(_assigned(code))
+            # A program that failed at line N set only what its statements before line N assign.
+            defined.update(_assigned(code, result.line if result.error else None))
         if run is not None:
             self._published(result, seconds, run.step)
         if result.repaired:  # marked in the trace like a recovered call
@@ -268,8 +269,9 @@ def _failure(result: CodeResult) -> str | None:
     return found[-1] if found else "error"
 
 
-def _assigned(code: str) -> set[str]:
-    """Top-level names a program assigns, defines or imports (empty if it does not parse)."""
+def _assigned(code: str, before: int | None = None) -> set[str]:
+    """Top-level names a program assigns, defines or imports (empty if it does not parse); with `before`, only
+    in the top-level statements that end before that line (a program that failed there set no more)."""
     import ast
 
     try:
@@ -278,6 +280,8 @@ def _assigned(code: str) -> set[str]:
         return set()
     names: set[str] = set()
     for node in tree.body:
+        if before is not None and (node.end_lineno or node.lineno) >= before:
+            break
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             names.add(node.name)
         elif isinstance(node, ast.Import | ast.ImportFrom):
