@@ -41,6 +41,7 @@ def toolmode_rows(folder: Path) -> list[dict[str, Any]]:
         events = _read(folder / r["trace"]) if r.get("trace") else []
         schemas = next((e["schemas"] for e in events if e.get("kind") == "tools"), [])
         inner = _inner_tool_names(schemas)
+        counted = any(e.get("kind") == "code_run" for e in events)  # traces that count a program's tool calls
         ran = any(e.get("kind") == "code_run" and (e.get("calls") or 0) > 0 for e in events)
         end = next((e for e in events if e.get("kind") == "run_end"), {})
         first_results = [e for e in events if e.get("kind") == "tool_result" and e.get("step") == 1]
@@ -49,6 +50,8 @@ def toolmode_rows(folder: Path) -> list[dict[str, Any]]:
             if e.get("kind") != "tool_result" or e.get("error"):
                 continue
             if e.get("name") == "run_code":
+                if counted:
+                    continue  # counted by its code_run event
                 code = _code_of(e.get("arguments") or "")
                 ran = ran or any(re.search(rf"\b{re.escape(n)}\s*\(", code) for n in inner)
             elif e.get("name") not in ("final_answer", "search_tools"):

@@ -28,6 +28,7 @@ import builtins
 import copy
 import importlib.util
 import inspect
+import itertools
 import json
 import re
 import sys
@@ -140,7 +141,7 @@ def spread_varargs(varargs: str | None, leading: list[str], args: tuple[Any, ...
     if varargs is None or varargs not in kwargs:
         return args
     value = kwargs.pop(varargs)
-    named = [kwargs.pop(n) for n in leading[len(args):] if n in kwargs]
+    named = [kwargs.pop(n) for n in itertools.takewhile(kwargs.__contains__, leading[len(args):])]
     return (*args, *named, *value) if isinstance(value, list | tuple) else (*args, *named, value)
 
 

@@ -386,3 +386,23 @@ def test_the_same_answer_is_taken_when_a_result_shows_it_and_sent_back_only_once
     with agent(server, tmp_path) as a:
         result = a.run("Find the current price of tea.")
     assert (result.answer, len(server.requests)) == ("Answer: 2022", 4)  # once a run, then taken
+
+
+def test_a_yes_no_or_short_answer_that_comes_again_is_taken(scripted, tmp_path) -> None:
+    # Worked out from the results (a comparison, a count), it can equal the step-1 guess by chance: sending it back
+    # again would push the model off a right answer.
+    for guess in ("Answer: Yes", "Answer: 3"):
+        server = scripted([reply(guess), call("get_price", item="tea"), reply(guess)])
+        with agent(server, tmp_path) as a:
+            result = a.run("Is tea cheaper than 3.00? Find the current price of tea.")
+        assert (result.answer, len(server.requests)) == (guess, 3)
+
+
+def test_answer_value_and_what_counts_as_a_repeat() -> None:
+    from toolmode.act_first import _mentions, _specific, answer_value
+
+    assert answer_value("The final answer is 'Answer: 2022'.") == "2022"
+    assert answer_value("Answer: .5") == ".5" and answer_value("Answer: Paris", fold=False) == "Paris"
+    assert answer_value("Answer: ") == "" and not _specific("") and not _specific("true") and _specific("2022")
+    assert _mentions("so it is 2022.", "2022") and not _mentions("20221", "2022") and not _mentions("2022.5", "2022")
+    assert _mentions("cost: $1.5 (x+y)", "$1.5 (x+y)")  # regex characters in an answer are literal

@@ -168,6 +168,10 @@ def test_the_suites_calculator_calls_the_tasks_numeric_tools_as_its_eval_could(t
     calc = next(t for t in task.tools(_env("react", tmp_path)) if t.name == "calculator")
     assert calc(expression="find_maximum(3, 9, 4) * 2") == 18
     assert calc(expression="convert_currency(100, 1.5) + calculate_tariff(200, 10)") == 170.0
+    from toolmode.tools.calculator import evaluate
+
+    with pytest.raises(ValueError, match="returned str, not a number"):  # a helper's result must be a number
+        evaluate("f(1) * 10**8", {"f": lambda x: "ab"})
     with pytest.raises(ValueError, match="function 'calculator' is not allowed"):
         calc(expression="calculator(1)")  # the eval-ing tool itself is not offered to expressions
     web = next(t for t in m3tooleval_suite(SUITE) if t.kind == "web_browsing")

@@ -42,3 +42,12 @@ def test_a_server_timeout_is_not_a_finished_episode() -> None:
     assert not peer.finished({"task": "t", "error": "APIConnectionError: Connection error."})
     assert peer.finished({"task": "t", "error": None, "solved": False})
     assert peer.finished({"task": "t", "error": "AgentMaxStepsError: Reached max steps."})
+
+
+def test_only_the_leading_parameters_given_by_name_in_order_move() -> None:
+    def f(a: str, b: str = "B", *rest: int) -> tuple[str, str, tuple[int, ...]]:
+        return a, b, rest
+
+    kwargs = {"b": "x", "rest": [1, 2]}  # `a` is missing: `b` must not slide into its place
+    args = peer.spread_varargs("rest", ["a", "b"], (), kwargs)
+    assert args == (1, 2) and kwargs == {"b": "x"}  # the call then fails loudly, as it should

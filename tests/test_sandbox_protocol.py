@@ -56,3 +56,14 @@ def test_unencodable_values_raise_as_in_json() -> None:
         with pytest.raises(error):
             json.dumps(value)
     assert decode(encode({"op": "x", "v": "\ud800"})[4:]) == {"op": "x", "v": "\ud800"}
+
+
+def test_tool_names_in_a_done_frame_are_only_this_runs_tools() -> None:
+    # The worker's `skipped` / `redefined` lists are its word: notes may name only the run's own tools, once each.
+    from toolmode.sandbox.host import _tool_names
+
+    allowed = {"read_file", "list_dir"}
+    assert _tool_names("read_file", allowed) == () and _tool_names(None, allowed) == ()
+    assert _tool_names(["read_file", "rm -rf /", 7, "read_file", "list_dir"], allowed) == ("read_file", "list_dir")
+    many = {f"t{i}" for i in range(80)}
+    assert len(_tool_names(sorted(many), many)) == 50

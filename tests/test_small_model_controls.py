@@ -262,8 +262,8 @@ def test_run_code_and_final_answer_import_from_tools_and_other_names_list_the_to
     # Recorded from the 1.5B (code interstellar_trade_transaction): `from tools import run_code, final_answer`
     # in 6 programs in a row, each an ImportError naming only run_code; the request had offered both as tools.
     (workspace / "a.txt").write_text("hello from a\n")
-    program = ("from tools import run_code, final_answer\ntext = read_file('a.txt').strip()\n"
-               "final_answer(text)")
+    program = ("from tools import run_code, final_answer\nimport tools\nassert not hasattr(tools, 'nope')\n"
+               "text = read_file('a.txt').strip()\nfinal_answer(text)")
     server = scripted([call("run_code", code=program), call("run_code", code="run_code('print(1)')"),
                        call("run_code", code="from tools import fetch_page"), reply("hello from a")])
     with agent(server, tmp_path, tools=builtin_tools(workspace), mode="code", workspace=workspace) as a:
@@ -271,7 +271,8 @@ def test_run_code_and_final_answer_import_from_tools_and_other_names_list_the_to
     shown, nested, unknown = (r.calls[0] for r in result.records[:3])
     assert shown.error is False and shown.result.strip() == "Answer: hello from a"
     assert nested.error is True and "run_code is the tool that runs this program" in nested.result
-    assert unknown.error is True and "tools has no 'fetch_page'; its tools are:" in unknown.result
+    assert unknown.error is True and "cannot import name 'fetch_page' from 'tools'" in unknown.result
+    assert "; the tools are: " in unknown.result and "run_code" not in unknown.result.split("the tools are:")[1]
     assert "read_file" in unknown.result and "list_dir" in unknown.result
 
 
@@ -284,7 +285,8 @@ def test_empty_definitions_of_tools_are_skipped_and_the_tools_called(scripted, t
                 "text = read_file('a.txt')\nprint(text.strip())\nprint(1 / 0)\n")
     own = "def read_file(path):\n    return 'mine'\n\nprint(read_file('a.txt'))"
     server = scripted([call("run_code", code=declared), call("run_code", code=own), reply("hello from a")])
-    with agent(server, tmp_path, tools=builtin_tools(workspace), mode="code", workspace=workspace) as a:
+    with agent(server, tmp_path, tools=builtin_tools(workspace), mode="code", workspace=workspace,
+               prompts="local") as a:  # the small-model prompt set (the local presets' default)
         result = a.run("read a.txt")
     skipped, kept = (r.calls[0] for r in result.records[:2])
     lines = skipped.result.splitlines()
@@ -292,6 +294,20 @@ def test_empty_definitions_of_tools_are_skipped_and_the_tools_called(scripted, t
     assert lines[-1] == ("[note: your empty definitions of read_file, list_dir were skipped: those are the tools, "
                          "call them without defining them]")
     assert kept.result.splitlines()[0] == "mine" and "replaced the tools read_file" in kept.result  # ran as written
+
+
+def test_with_the_standard_prompts_an_empty_definition_is_the_programs_own(scripted, tmp_path, workspace) -> None:
+    # A strong model's `def write_file(...): pass` may be a deliberate dry run: it must not become real calls.
+    program = ("def write_file(path, content, append=False):\n    pass\n\n"
+               "for name in ['a.txt', 'b.txt']:\n    write_file(name, 'x')\nprint('dry run done')")
+    server = scripted([call("run_code", code=program), reply("ok")])
+    with agent(server, tmp_path, tools=builtin_tools(workspace), mode="code", workspace=workspace,
+               prompts="standard") as a:
+        result = a.run("show what you would write")
+    ran = result.records[0].calls[0]
+    assert not (workspace / "a.txt").exists() and not (workspace / "b.txt").exists()
+    assert ran.result.splitlines()[0] == "dry run done" and "empty definitions" not in ran.result
+    assert "replaced the tools write_file with its own code and called no tool" in ran.result
 
 
 def test_a_program_that_replaces_the_tools_with_its_own_code_and_calls_none_is_told(scripted, tmp_path,

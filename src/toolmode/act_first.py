@@ -52,6 +52,8 @@ ABOUT = "act_first"  # the `about` of its notices and messages
 NOT_AN_ANSWER = "not_an_answer"  # the `about` of the correction of a reply that is not an answer
 FAILED_CHECKS_MAX = 2  # answers after calls that all failed, sent back at most this often a run
 COPIED_MIN = 12  # characters; a shorter answer found inside an error text is not taken as copied from it
+SPECIFIC_MIN = 3  # characters; a shorter rejected answer that comes again may have been worked out (a count)
+_GENERIC = frozenset({"yes", "no", "true", "false", "none", "null", "unknown", "n/a"})
 
 # Tags of chat templates (Qwen, Hermes): a reply that starts with one is a call or result written as text.
 _TEMPLATE_TAG = re.compile(r"^\s*<(tool_response|tool_call|function_call|\|im_start\|)", re.I)
@@ -112,7 +114,7 @@ class ActFirst(ReplyPolicy):
         self.failed_checks = 0  # answers after calls that all failed, sent back so far
         self.failed_seen = 0  # how many calls had been made at the last of those
         self.corrected = False  # a reply that is not an answer is corrected once a run
-        self.rejected: set[str] = set()  # the answers sent back as unverified (their values, see `answer_value`)
+        self.rejected: dict[str, str] = {}  # answers sent back as unverified: value (`answer_value`) -> as written
         self.repeat_checked = False  # such an answer coming back is sent back once a run
         self.force_next = False
         self.answer_schema: dict[str, Any] | None = None
@@ -203,7 +205,7 @@ class ActFirst(ReplyPolicy):
         else:
             self.asked = True
         self.force_next = True
-        self.rejected.add(answer_value(text))
+        self.rejected[answer_value(text)] = answer_value(text, fold=False)
         # The last round decides the message: failed calls, or none / programs that called no tool (a program that
         # ran after earlier failures but computed on its own is not a failed call).
         last = next((r.calls for r in reversed(run.records) if r.calls), [])
@@ -215,16 +217,21 @@ class ActFirst(ReplyPolicy):
 
     def _rejected_again(self, run: Run, text: str) -> Verdict | None:
         """An answer sent back as unverified that comes again although no tool result holds its value: sent
-        back once a run (a result that shows it, however written around, lets it through)."""
+        back once a run (a result that shows it, however written around, lets it through). Only a specific
+        value (SPECIFIC_MIN characters or more, not yes/no/true/false/none): a short or yes/no answer worked out
+        from the results can equal a guess by chance, and sending it back would push the model off it."""
+        if self.repeat_checked:
+            return None
         said = text.casefold()
-        value = next((v for v in sorted(self.rejected) if v and _mentions(said, v)), None)
-        if self.repeat_checked or value is None:
+        value = next((v for v in sorted(self.rejected) if _specific(v) and _mentions(said, v)), None)
+        if value is None:
             return None
         worked = [c.result.casefold() for r in run.records for c in r.calls if self._worked(run, c)]
         if not worked or any(value in result for result in worked):
             return None  # no call worked (the checks above decide), or a result shows it
         self.repeat_checked = True
-        shown = value if len(value) <= 80 else value[:77] + "..."
+        shown = self.rejected[value]
+        shown = shown if len(shown) <= 80 else shown[:77] + "..."
         return Verdict("ask_again", ABOUT, run.prompts.text("act_first_repeated", answer=shown),
                        "the answer sent back before any tool worked came again, and no tool result holds it")
 
@@ -268,11 +275,18 @@ def not_an_answer(text: str, errors: Sequence[str], notes: Sequence[str]) -> str
     return None
 
 
-def answer_value(text: str) -> str:
+def answer_value(text: str, fold: bool = True) -> str:
     """What an answer says, to compare answers with each other and with tool results: the text after its last
-    `Answer:` label (the whole text without one), without surrounding quotes and punctuation, case-folded."""
-    parts = _ANSWER_LABEL.split(text)
-    return parts[-1].strip(" \t\r\n'\"`.,;:").casefold()
+    `Answer:` label (the whole text without one), without surrounding quotes and punctuation (a leading `.`
+    kept: `.5`), case-folded unless `fold` is False."""
+    marks = " \t\r\n'\"`,;:"
+    value = _ANSWER_LABEL.split(text)[-1].strip(marks).rstrip(".").strip(marks)
+    return value.casefold() if fold else value
+
+
+def _specific(value: str) -> bool:
+    """Whether an answer's value is specific enough that its coming back is no coincidence."""
+    return len(value) >= SPECIFIC_MIN and value not in _GENERIC
 
 
 def _mentions(text: str, value: str) -> bool:

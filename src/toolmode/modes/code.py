@@ -175,7 +175,8 @@ class CodeMode(Mode):
 
         with self._lock:
             started = time.monotonic()
-            result = self.sandbox.run(code, self._stubs, host_call, deadline)
+            result = self.sandbox.run(code, self._stubs, host_call, deadline,
+                                      skip_empty_tool_defs=self.prompts.variant == "local")
             seconds = time.monotonic() - started
             earlier = set(defined)
             # A program that failed at line N set only what its statements before line N assign.
@@ -191,7 +192,8 @@ class CodeMode(Mode):
         if m and m.group(1) in earlier and not self.persistent:
             result.error += self.prompts.text("fresh_namespace_hint", name=m.group(1))
         if _NETWORK.search(result.error):  # small models fetch with `requests` instead of calling the tools
-            offered = ", ".join(list(self.catalog.tools)[:8]) or "none"
+            visible = [t.name for t in self.catalog.visible][:8]  # what the program has as functions
+            offered = ", ".join(visible + (["search_tools"] if self.index is not None else [])) or "none"
             result.error += self.prompts.text("no_network_hint", tools=offered)
         if "PermissionError" in result.error and _PROCESS_CALL.search(result.error):
             text = "no_processes" if "run_shell" in self.catalog.tools else "no_processes_no_shell"

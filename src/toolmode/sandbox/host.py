@@ -431,8 +431,11 @@ class Sandbox:
     # ------------------------------------------------------------------ runs
 
     def run(self, code: str, stubs: list[StubSpec], call: Callable[[str, dict[str, Any]], Any],
-            deadline: float | None = None) -> CodeResult:
+            deadline: float | None = None, *, skip_empty_tool_defs: bool = False) -> CodeResult:
         """Run `code` in the worker with `stubs` as functions; tool calls go to `call(name, kwargs)`.
+        `skip_empty_tool_defs`: the program's top-level `def <tool>(...): pass` definitions are left out, so the
+        tools are called (small models declare the tools before calling them; a strong model's empty definition
+        may be a deliberate dry run, so the mode asks for this only with the small-model prompts).
 
         `deadline` (a `time.monotonic()` value, e.g. the agent run's time budget) ends the program
         earlier than `limits.timeout` when it comes first.
@@ -462,7 +465,7 @@ class Sandbox:
                 guard = _Guard(self, worker)  # from the readings taken when the last run ended (after the stop)
                 worker.thaw()
                 worker.chan.send({"op": "run", "run": run_id, "code": code, "stubs": [s.to_json() for s in stubs],
-                                  "max_output": self.limits.max_output}, deadline)
+                                  "max_output": self.limits.max_output, "skip_stubs": skip_empty_tool_defs}, deadline)
                 worker.runs += 1
                 while True:
                     msg = self._recv(worker, deadline, guard)

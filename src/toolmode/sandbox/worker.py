@@ -72,16 +72,15 @@ def run_code(*args: Any, **kwargs: Any) -> Any:
 
 def tools_module(stubs: dict[str, Any]) -> Any:
     """The module `tools`: the run's tools, `final_answer` and `run_code` (see above); any other name is an
-    ImportError that lists the tools (Python's own would name only the missing one)."""
+    AttributeError (so `hasattr` works), and `from tools import <it>`'s ImportError lists the tools
+    (`_describe`)."""
     module = type(sys)("tools", "The tools of this run (also defined as globals).")
     extra = {"final_answer": final_answer, CODE_TOOL: run_code}
 
     def __getattr__(name: str) -> Any:
         if name in extra:
             return extra[name]
-        if name.startswith("__"):
-            raise AttributeError(name)
-        raise ImportError(f"tools has no {name!r}; its tools are: {', '.join(sorted(stubs)) or 'none'}")
+        raise AttributeError(f"module 'tools' has no attribute {name!r}")
 
     vars(module).update(stubs)
     vars(module)["__getattr__"] = __getattr__
@@ -239,6 +238,10 @@ def _describe(exc: BaseException) -> dict[str, Any]:
         message = str(exc)
     except Exception:
         message = "<exception message could not be printed>"
+    tools = sys.modules.get("tools")
+    if isinstance(exc, ImportError) and exc.name == "tools" and tools is not None:  # `from tools import nope`
+        names = sorted(n for n, v in vars(tools).items() if callable(v) and not n.startswith("_"))
+        message += f"; the tools are: {', '.join(names) or 'none'}"
     return {"type": type(exc).__name__, "message": message, "line": line}
 
 
@@ -301,7 +304,7 @@ class Runner:
             if any(f"def {n}" in code or f"{n} =" in code or f"{n}=" in code for n in stubs):  # else no AST read
                 try:
                     compiled, skipped, redefined = tool_definitions(repaired["code"] if repaired else code, compiled,
-                                                                    set(stubs))
+                                                                    set(stubs), bool(msg.get("skip_stubs")))
                 except Exception:  # noqa: BLE001 - a help for small models: never the reason a program fails
                     skipped, redefined = [], []
         except SyntaxError as exc:
@@ -332,19 +335,20 @@ class Runner:
         return done
 
 
-def tool_definitions(code: str, compiled: Any, tools: set[str]) -> tuple[Any, list[str], list[str]]:
-    """The program without its top-level definitions of tool names whose body is empty (`pass`, `...`, a
-    docstring): small models declare the tools they saw before calling them (the 1.5B: `def find_flights(...):
-    pass`, so every call returned None). Line numbers stay the program's. Also the tool names the program
-    gives its own code at the top level (`def` with a body, `name = lambda ...`): the 1.5B rewrote the trade tools
-    as lambdas and called none. Returns (code object, names skipped, names redefined)."""
+def tool_definitions(code: str, compiled: Any, tools: set[str], skip: bool) -> tuple[Any, list[str], list[str]]:
+    """With `skip`, the program without its top-level definitions of tool names whose body is empty (`pass`,
+    `...`, a docstring): small models declare the tools they saw before calling them (the 1.5B: `def
+    find_flights(...): pass`, so every call returned None). Line numbers stay the program's. Also the tool
+    names the program gives code of its own at the top level (`def`, `name = lambda ...`; an empty `def` too
+    without `skip`): the 1.5B rewrote the trade tools as lambdas and called none. Returns (code object,
+    names skipped, names redefined)."""
     import ast
 
     tree = ast.parse(code, "<code>")
     kept, skipped, redefined = [], [], []
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name in tools:
-            if _empty(node.body):
+            if skip and _empty(node.body):
                 skipped.append(node.name)
                 continue
             redefined.append(node.name)

@@ -166,7 +166,11 @@ def _call(node: ast.Call, depth: int, table: Mapping[str, Callable[..., Any]]) -
     name = node.func.id
     if name == "round" and len(args) == 2:
         _check_round(args[1])
-    return _checked(_apply(table[name], *args, label=f"{name}({', '.join(_short(a) for a in args)})"))
+    label = f"{name}({', '.join(_short(a) for a in args)})"
+    result = _apply(table[name], *args, label=label)
+    if isinstance(result, bool) or not isinstance(result, int | float):  # a caller's function may return anything
+        raise ValueError(f"{label} returned {type(result).__name__}, not a number")
+    return _checked(result)
 
 
 def _apply(fn: Callable[..., Any], *args: Any, label: str) -> Any:
