@@ -117,3 +117,27 @@ def test_the_ported_code_sends_the_requests_local_sent(episode: dict[str, Any], 
     # The evidence trace (version 1) holds no messages, so it cannot be replayed; the ported run's own can.
     [report] = replay(tmp_path / record["trace"])
     assert report.identical and report.requests == len(requests), report.summary()
+
+
+LANDED = sorted((FIXTURES / "landed").glob("*.jsonl"))
+
+
+@pytest.mark.parametrize("trace", LANDED, ids=[t.stem for t in LANDED])
+def test_the_landed_codes_real_model_episodes_replay_request_for_request(trace: Path) -> None:
+    # Recorded on the 1.5B with the code of this session (benchmarks/local_model.py, commit cb764f8): two solved
+    # episodes (code full_alien, hybrid hex_caesar) and a failed one in which the model rewrote the trade tools as
+    # lambdas (every program got the "replaced the tools" note, act_first sent its answer back, the repeat check
+    # fired). Replaying them checks every request toolmode builds, from the recorded replies and results.
+    [run] = read(trace).runs
+    assert run.end is not None and run.messages is not None
+    [report] = replay(trace)
+    assert report.identical and report.requests == run.end.steps, report.summary()
+
+
+def test_the_landed_failure_episode_shows_the_notes_and_checks_it_was_recorded_with() -> None:
+    [run] = read(FIXTURES / "landed" / "trade_calculator__taxed_commodity_export__code.jsonl").runs
+    results = [e.result for e in run.of("tool_result")]  # type: ignore[attr-defined]
+    assert results and all("replaced the tools convert_currency, calculate_tariff, estimate_final_value" in r
+                           for r in results)
+    abouts = {e.about for e in run.of("notice")}  # type: ignore[attr-defined]
+    assert {"act_first", "repeated_call"} <= abouts
