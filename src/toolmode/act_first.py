@@ -58,6 +58,7 @@ _GENERIC = frozenset({"yes", "no", "true", "false", "none", "null", "unknown", "
 # Tags of chat templates (Qwen, Hermes): a reply that starts with one is a call or result written as text.
 _TEMPLATE_TAG = re.compile(r"^\s*<(tool_response|tool_call|function_call|\|im_start\|)", re.I)
 _ANSWER_LABEL = re.compile(r"answer\s*:", re.I)
+_MARKS = " \t\r\n'\"`,;:"  # stripped from around an answer's value (quotes, punctuation; `.` is handled apart)
 _NOTE = re.compile(r"\[note: (.*?)\]", re.S)
 
 
@@ -205,7 +206,8 @@ class ActFirst(ReplyPolicy):
         else:
             self.asked = True
         self.force_next = True
-        self.rejected[answer_value(text)] = answer_value(text, fold=False)
+        written = answer_value(text, fold=False)
+        self.rejected[written.casefold()] = written
         # The last round decides the message: failed calls, or none / programs that called no tool (a program that
         # ran after earlier failures but computed on its own is not a failed call).
         last = next((r.calls for r in reversed(run.records) if r.calls), [])
@@ -261,7 +263,7 @@ def not_an_answer(text: str, errors: Sequence[str], notes: Sequence[str]) -> str
     `errors`: the run's failed tool results; `notes`: toolmode's notes in its tool results."""
     if _TEMPLATE_TAG.match(text):
         return "tag"
-    if _ANSWER_LABEL.search(text) and not _ANSWER_LABEL.sub("", text).strip(" \t\r\n'\"`.,;:"):
+    if _ANSWER_LABEL.search(text) and not _ANSWER_LABEL.sub("", text).strip(_MARKS + "."):
         return "empty"
     said = _ANSWER_LABEL.sub("", text, count=1) if _ANSWER_LABEL.match(text.strip()) else text
     said = said.strip().casefold()
@@ -279,8 +281,7 @@ def answer_value(text: str, fold: bool = True) -> str:
     """What an answer says, to compare answers with each other and with tool results: the text after its last
     `Answer:` label (the whole text without one), without surrounding quotes and punctuation (a leading `.`
     kept: `.5`), case-folded unless `fold` is False."""
-    marks = " \t\r\n'\"`,;:"
-    value = _ANSWER_LABEL.split(text)[-1].strip(marks).rstrip(".").strip(marks)
+    value = _ANSWER_LABEL.split(text)[-1].strip(_MARKS).rstrip(".").strip(_MARKS)
     return value.casefold() if fold else value
 
 

@@ -192,7 +192,7 @@ class CodeMode(Mode):
         if m and m.group(1) in earlier and not self.persistent:
             result.error += self.prompts.text("fresh_namespace_hint", name=m.group(1))
         if _NETWORK.search(result.error):  # small models fetch with `requests` instead of calling the tools
-            visible = [t.name for t in self.catalog.visible][:8]  # what the program has as functions
+            visible = self.catalog.visible_names[:8]  # what the program has as functions
             offered = ", ".join(visible + (["search_tools"] if self.index is not None else [])) or "none"
             result.error += self.prompts.text("no_network_hint", tools=offered)
         if "PermissionError" in result.error and _PROCESS_CALL.search(result.error):
